@@ -1,0 +1,61 @@
+# shmloader — see README.md. Every target installs what it needs from a fresh clone.
+SHELL := /bin/bash
+.DEFAULT_GOAL := build
+
+BUILD   := $(CURDIR)/build
+VENV    := $(CURDIR)/.venv
+PY      := $(VENV)/bin/python
+GO      ?= go
+GOFLAGS_TEST ?= -race -count=1
+PYREQ   := bindings/python/requirements.txt
+
+export SHMLOADER_BIN := $(BUILD)/bin/shmloader
+export SHMLOADER_LIB := $(BUILD)/lib/libshmloader.so
+
+.PHONY: build go-build c-build venv test test-go test-c test-python bench fuzz clean distclean
+
+build: go-build c-build
+
+go-build:
+	@mkdir -p $(BUILD)/bin
+	$(GO) mod download
+	$(GO) build -o $(BUILD)/bin/shmloader ./cmd/shmloader
+
+c-build:
+	$(MAKE) -C bindings/c BUILD=$(BUILD) lib
+	cp $(BUILD)/lib/libshmloader.so bindings/python/shmloader/libshmloader.so
+
+# Python venv inside the repo with pinned requirements; rebuilt when they change.
+venv: $(VENV)/.installed
+$(VENV)/.installed: $(PYREQ) bindings/python/pyproject.toml
+	python3 -m venv $(VENV)
+	$(PY) -m pip install --quiet --disable-pip-version-check -r $(PYREQ)
+	$(PY) -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e bindings/python
+	touch $@
+
+test: build venv test-go test-c test-python
+
+test-go: go-build c-build
+	$(GO) test $(GOFLAGS_TEST) ./...
+
+test-c: go-build
+	$(MAKE) -C bindings/c BUILD=$(BUILD) test
+
+test-python: build venv
+	$(PY) -m pytest -q bindings/python/tests
+
+bench: build venv
+	$(MAKE) -C bindings/c BUILD=$(BUILD) bench-bin
+	bash bench/transport.sh
+
+# Coverage-guided fuzzing of the header and schema parsers (make test runs the seed corpus).
+FUZZTIME ?= 60s
+fuzz:
+	$(GO) test ./ring -run '^$$' -fuzz FuzzValidateHeader -fuzztime $(FUZZTIME)
+	$(GO) test ./ring -run '^$$' -fuzz FuzzSlotHeader -fuzztime $(FUZZTIME)
+
+clean:
+	rm -rf $(BUILD) bindings/python/shmloader/libshmloader.so
+
+distclean: clean
+	rm -rf $(VENV)

@@ -1,0 +1,141 @@
+/*
+ * shmloader.h - consumer side of the shmloader shared-memory rings.
+ *
+ * A trainer process attaches to the ring of its local rank, takes batches with
+ * shml_next, reads (or writes) the tensors in place, and hands each batch back with
+ * shml_release. The wire format is ring/PROTOCOL.md.
+ *
+ * Plain C11: no threads, no signal handlers, no global state; every call returns an
+ * error code (0 or a negative SHML_E* value) and shml_strerror explains it. Descriptors
+ * are opened O_CLOEXEC. After fork, use a handle in one process only.
+ */
+#ifndef SHMLOADER_H
+#define SHMLOADER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ABI of this header; bumped on any incompatible change. */
+#define SHML_ABI_VERSION 1
+/* Ring protocol version this library speaks (PROTOCOL.md). */
+#define SHML_PROTOCOL_VERSION 1
+
+/* Error codes. 0 is success; everything else is negative. */
+enum {
+  SHML_OK = 0,
+  SHML_ETIMEOUT = -1,  /* the wait ran past its timeout */
+  SHML_EGONE = -2,     /* the producer died or stopped */
+  SHML_EEOS = -3,      /* end of stream: the producer finished */
+  SHML_EEPOCH = -4,    /* end of an epoch (not an error; see shml_next) */
+  SHML_EMAGIC = -5,    /* segment magic is wrong: not a shmloader ring */
+  SHML_EVERSION = -6,  /* protocol version differs from this library's */
+  SHML_ESIZE = -7,     /* geometry inconsistent with itself or the file size */
+  SHML_EOFFSET = -8,   /* a tensor extent lies outside its slot or overlaps another */
+  SHML_ESCHEMA = -9,   /* a schema entry is malformed */
+  SHML_ECORRUPT = -10, /* a slot header or counter is inconsistent */
+  SHML_EBUSY = -11,    /* the ring already has a consumer */
+  SHML_EHELD = -12,    /* holding slot_count-1 slots already: release one first */
+  SHML_EINVAL = -13,   /* bad argument (job name, rank, batch not held, ...) */
+  SHML_EPERM = -14,    /* segment not a 0600 regular file owned by this user */
+  SHML_ENOMEM = -15,   /* out of memory */
+  SHML_ESYS = -16,     /* a system call failed; see shml_errno */
+};
+
+/* dtype codes (PROTOCOL.md, "dtypes"). */
+enum {
+  SHML_BOOL = 1,
+  SHML_UINT8 = 2,
+  SHML_INT8 = 3,
+  SHML_UINT16 = 4,
+  SHML_INT16 = 5,
+  SHML_UINT32 = 6,
+  SHML_INT32 = 7,
+  SHML_UINT64 = 8,
+  SHML_INT64 = 9,
+  SHML_FLOAT16 = 10,
+  SHML_BFLOAT16 = 11,
+  SHML_FLOAT32 = 12,
+  SHML_FLOAT64 = 13,
+};
+
+#define SHML_MAX_DIMS 5 /* batch dimension + up to 4 per-row dimensions */
+
+typedef struct shml_consumer shml_consumer;
+
+/* One tensor of a held batch. data points into shared memory and stays valid until the
+ * batch is released; shape[0] is the batch's row count. */
+typedef struct {
+  const char *name;
+  int32_t dtype;
+  int32_t ndim; /* 1 + per-row dimensions */
+  int64_t shape[SHML_MAX_DIMS];
+  void *data;
+  size_t nbytes; /* rows * row_bytes */
+} shml_tensor;
+
+/* A held batch. Owned by the consumer; valid until shml_release or shml_detach. */
+typedef struct {
+  uint64_t seq;   /* position in this ring's stream */
+  uint64_t epoch;
+  uint64_t step;  /* batch index within the epoch for this rank */
+  uint32_t rows;
+  uint32_t ntensors;
+  const shml_tensor *tensors;
+} shml_batch;
+
+/* Ring geometry, for diagnostics and for pinning (cudaHostRegister on base/size). */
+typedef struct {
+  void *base;
+  size_t size;
+  uint32_t slot_count;
+  uint64_t slot_size;
+  uint32_t batch_capacity;
+  uint32_t rank;
+  uint32_t ranks;
+  uint32_t ntensors;
+  int32_t producer_pid;
+  uint64_t config_hash;
+} shml_info;
+
+/* Attach to ring `rank` of `job` in $SHMLOADER_SHM_DIR (default /dev/shm), waiting up to
+ * timeout_ms (< 0: forever) for a live producer to create it. */
+int shml_attach(const char *job, int rank, int timeout_ms, shml_consumer **out);
+/* The same, in an explicit directory (NULL: as shml_attach). */
+int shml_attach_dir(const char *dir, const char *job, int rank, int timeout_ms,
+                    shml_consumer **out);
+
+/* Take the next batch, waiting up to timeout_ms (< 0: forever). Returns SHML_OK with *out
+ * filled, SHML_EEPOCH once at the end of each epoch (then the next epoch follows),
+ * SHML_EEOS at the end of the stream, or an error. */
+int shml_next(shml_consumer *c, int timeout_ms, shml_batch *out);
+
+/* Hand a held batch back to the producer. Batches may be released in any order. */
+int shml_release(shml_consumer *c, const shml_batch *b);
+
+/* Reposition this rank's stream: the next batch delivered is (epoch, step). Batches
+ * already held stay valid. */
+int shml_seek(shml_consumer *c, uint64_t epoch, uint64_t step);
+
+/* Release everything, drop the consumer lock, unmap. c is freed; NULL is allowed. */
+int shml_detach(shml_consumer *c);
+
+int shml_info_get(const shml_consumer *c, shml_info *out);
+/* Number of batches currently held. */
+uint32_t shml_held(const shml_consumer *c);
+/* errno of the last SHML_ESYS from this handle (0 if none). */
+int shml_errno(const shml_consumer *c);
+/* Human-readable explanation of an error code; never NULL. */
+const char *shml_strerror(int err);
+/* Item size in bytes of a dtype code, 0 if unknown. */
+size_t shml_dtype_size(int32_t dtype);
+/* Name of a dtype code ("float32", ...), "unknown" if unknown. */
+const char *shml_dtype_name(int32_t dtype);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* SHMLOADER_H */
