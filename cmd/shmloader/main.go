@@ -1,0 +1,46 @@
+// Command shmloader serves Parquet data to the trainer processes of a host through
+// shared-memory rings, and manages those rings.
+package main
+
+import (
+	"fmt"
+	"os"
+)
+
+var commands = []struct {
+	name, summary string
+	run           func(args []string) error
+	hidden        bool
+}{
+	{name: "clean", summary: "remove shared-memory segments left by dead producers", run: runClean},
+	{name: "debug-produce", summary: "serve a synthetic stream (transport tests and benchmarks)", run: runDebugProduce, hidden: true},
+}
+
+func usage() {
+	fmt.Fprintf(os.Stderr, "usage: shmloader COMMAND [flags]\n\ncommands:\n")
+	for _, c := range commands {
+		if !c.hidden {
+			fmt.Fprintf(os.Stderr, "  %-14s %s\n", c.name, c.summary)
+		}
+	}
+	fmt.Fprintf(os.Stderr, "\nRun 'shmloader COMMAND -h' for a command's flags.\n")
+}
+
+func main() {
+	if len(os.Args) < 2 || os.Args[1] == "-h" || os.Args[1] == "--help" || os.Args[1] == "help" {
+		usage()
+		os.Exit(2)
+	}
+	for _, c := range commands {
+		if c.name == os.Args[1] {
+			if err := c.run(os.Args[2:]); err != nil {
+				fmt.Fprintf(os.Stderr, "shmloader %s: %v\n", c.name, err)
+				os.Exit(1)
+			}
+			return
+		}
+	}
+	fmt.Fprintf(os.Stderr, "shmloader: unknown command %q\n\n", os.Args[1])
+	usage()
+	os.Exit(2)
+}

@@ -1,0 +1,134 @@
+package ring
+
+import (
+	"sync/atomic"
+	"unsafe"
+)
+
+// Protocol constants (PROTOCOL.md).
+const (
+	Version        = 1
+	PageSize       = 4096
+	HeaderFixed    = 512 // bytes before the schema table
+	SchemaOffset   = HeaderFixed
+	TensorEntry    = 128
+	SlotHeaderSize = 64
+	MaxTensors     = 256
+	MinSlots       = 2
+	MaxSlots       = 65536
+	MaxDims        = 4
+	MaxName        = 47
+	TensorAlign    = 64 // protocol minimum; the producer uses DataAlign
+	DataAlign      = 256
+
+	StateRunning  = 1
+	StateFinished = 2
+	StateStopped  = 3
+
+	FlagEndOfEpoch  = 1 << 0
+	FlagEndOfStream = 1 << 1
+	knownFlags      = FlagEndOfEpoch | FlagEndOfStream
+)
+
+// Magic is the first 8 bytes of every segment.
+var Magic = [8]byte{'S', 'H', 'M', 'L', 'R', 'I', 'N', 'G'}
+
+// Header is the segment header at offset 0. Ownership: identity fields are written by the
+// producer before Version and never change; hot fields say who writes them.
+type Header struct {
+	Magic          [8]byte
+	Version        atomic.Uint32 // P; [HDR] release-store last, acquire-load by consumers
+	HeaderSize     uint32
+	TotalSize      uint64
+	SlotSize       uint64
+	SlotCount      uint32
+	SchemaCount    uint32
+	SchemaOffset   uint32
+	Rank           uint32
+	Ranks          uint32
+	ProducerPID    uint32
+	ProducerStart  uint64
+	BatchCapacity  uint32
+	SlotHeaderSize uint32
+	ConfigHash     uint64
+	Job            [48]byte
+
+	// Line 1: written by the producer only.
+	Head     atomic.Uint64 // P; [PUB] publishes the slots below it, consumer acquire-loads
+	HeadBell atomic.Uint32 // P; futex word the consumer sleeps on
+	State    atomic.Uint32 // P; [STATE] running / finished / stopped
+	SeekAck  atomic.Uint64 // P; last seek generation applied (diagnostics)
+	_        [104]byte
+
+	// Line 2: written by the consumer only.
+	Tail        atomic.Uint64 // C; [REL] frees the slots below it, producer acquire-loads
+	TailBell    atomic.Uint32 // C; futex word the producer sleeps on
+	ConsumerPID atomic.Uint32 // C; 0 when none is attached
+	_           [112]byte
+
+	// Line 3: control, rarely written.
+	ConsWaiting atomic.Uint32 // C; nonzero while the consumer may sleep on HeadBell
+	ProdWaiting atomic.Uint32 // P; nonzero while the producer may sleep on TailBell
+	SeekSeq     atomic.Uint64 // C; [SEEK] seqlock, odd while a request is being written
+	SeekEpoch   atomic.Uint64 // C; valid when SeekSeq is even
+	SeekStep    atomic.Uint64 // C; valid when SeekSeq is even
+	_           [96]byte
+}
+
+// TensorDesc is one schema table entry. Written by the producer before Version.
+type TensorDesc struct {
+	Name     [48]byte
+	DType    DType
+	NDim     uint32
+	Shape    [MaxDims]uint64
+	Offset   uint64
+	RowBytes uint64
+	NBytes   uint64
+	_        [16]byte
+}
+
+// SlotHeader starts every slot. Written by the producer before [PUB], read by the
+// consumer after it.
+type SlotHeader struct {
+	Seq   uint64
+	Epoch uint64
+	Step  uint64
+	Rows  uint32
+	Flags uint32
+	Gen   uint64
+	_     [24]byte
+}
+
+// Compile-time size checks; the golden-file test checks every offset.
+var (
+	_ [HeaderFixed]byte    = [unsafe.Sizeof(Header{})]byte{}
+	_ [TensorEntry]byte    = [unsafe.Sizeof(TensorDesc{})]byte{}
+	_ [SlotHeaderSize]byte = [unsafe.Sizeof(SlotHeader{})]byte{}
+)
+
+func headerAt(mem []byte) *Header { return (*Header)(unsafe.Pointer(&mem[0])) }
+
+func tensorAt(mem []byte, i int) *TensorDesc {
+	return (*TensorDesc)(unsafe.Pointer(&mem[SchemaOffset+i*TensorEntry]))
+}
+
+// asBytes views a header as its 512 bytes.
+func asBytes(h *Header) []byte { return unsafe.Slice((*byte)(unsafe.Pointer(h)), HeaderFixed) }
+
+func slotHeaderAt(mem []byte, off uint64) *SlotHeader {
+	return (*SlotHeader)(unsafe.Pointer(&mem[off]))
+}
+
+func cstring(b []byte) string {
+	for i, c := range b {
+		if c == 0 {
+			return string(b[:i])
+		}
+	}
+	return string(b)
+}
+
+func tensorReserved(d *TensorDesc) []byte {
+	b := (*[TensorEntry]byte)(unsafe.Pointer(d))
+	return b[112:]
+}

@@ -1,0 +1,161 @@
+package ring
+
+import (
+	"fmt"
+	"os"
+	"time"
+)
+
+// Producer is the writing end of one ring. One goroutine uses it at a time.
+type Producer struct {
+	mem  []byte
+	h    *Header
+	g    *Geometry
+	head uint64 // private copy of h.Head: the producer is its only writer
+	gen  uint64 // seek generation stamped into published slots
+	w    waiter
+}
+
+// Slot is a slot the producer owns between Acquire and Publish.
+type Slot struct {
+	Seq uint64
+	mem []byte // the whole slot
+	g   *Geometry
+}
+
+// Tensor returns the bytes reserved for tensor i in the slot (capacity rows).
+func (s *Slot) Tensor(i int) []byte {
+	t := &s.g.Tensors[i]
+	return s.mem[t.Offset : t.Offset+t.NBytes : t.Offset+t.NBytes]
+}
+
+// NewProducer formats mem, a fresh mapping of g.TotalSize bytes, as a ring laid out by g
+// (from Spec.Layout), and publishes its header by storing the version last.
+func NewProducer(mem []byte, g *Geometry) (*Producer, error) {
+	if uint64(len(mem)) != g.TotalSize {
+		return nil, fmt.Errorf("ring: mapping is %d bytes, layout needs %d", len(mem), g.TotalSize)
+	}
+	h := headerAt(mem)
+	h.Magic = Magic
+	h.HeaderSize = uint32(g.HeaderSize)
+	h.TotalSize = g.TotalSize
+	h.SlotSize = g.SlotSize
+	h.SlotCount = g.SlotCount
+	h.SchemaCount = uint32(len(g.Tensors))
+	h.SchemaOffset = SchemaOffset
+	h.Rank, h.Ranks = g.Rank, g.Ranks
+	h.ProducerPID = uint32(os.Getpid())
+	h.ProducerStart, _ = ProcStart(os.Getpid())
+	h.BatchCapacity = g.BatchCapacity
+	h.SlotHeaderSize = SlotHeaderSize
+	h.ConfigHash = g.ConfigHash
+	copy(h.Job[:], g.Job)
+	for i, t := range g.Tensors {
+		d := tensorAt(mem, i)
+		copy(d.Name[:], t.Name)
+		d.DType, d.NDim = t.DType, uint32(len(t.Shape))
+		for k, s := range t.Shape {
+			d.Shape[k] = uint64(s)
+		}
+		d.Offset, d.RowBytes, d.NBytes = t.Offset, t.RowBytes, t.NBytes
+	}
+	g.ProducerPID, g.ProducerStart = h.ProducerPID, h.ProducerStart
+	h.State.Store(StateRunning)
+	h.Version.Store(Version) // [HDR] release: the header above is complete
+	p := &Producer{mem: mem, h: h, g: g}
+	p.w = waiter{bell: &h.TailBell, waiting: &h.ProdWaiting, check: func() error { return nil }}
+	return p, nil
+}
+
+// Geometry is the ring's layout.
+func (p *Producer) Geometry() *Geometry { return p.g }
+
+// free returns the number of slots the producer may fill now, or an error if the
+// consumer's tail is impossible.
+func (p *Producer) free() (uint64, error) {
+	tail := p.h.Tail.Load() // [REL] acquire: the consumer is done with slots below tail
+	if tail > p.head || p.head-tail > uint64(p.g.SlotCount) {
+		return 0, fmt.Errorf("%w: tail %d against head %d", ErrCorrupt, tail, p.head)
+	}
+	return uint64(p.g.SlotCount) - (p.head - tail), nil
+}
+
+// Acquire waits up to timeout (< 0: forever) for a free slot and returns it. ErrTimeout
+// means the consumer has not freed one; callers loop to check their own stop conditions.
+func (p *Producer) Acquire(timeout time.Duration) (*Slot, error) {
+	var ferr error
+	ready := func() bool {
+		n, err := p.free()
+		ferr = err
+		return n > 0 || err != nil
+	}
+	if err := p.w.wait(ready, timeout); err != nil {
+		return nil, err
+	}
+	if ferr != nil {
+		return nil, ferr
+	}
+	off := p.g.SlotOffset(p.head % uint64(p.g.SlotCount))
+	return &Slot{Seq: p.head, mem: p.mem[off : off+p.g.SlotSize : off+p.g.SlotSize], g: p.g}, nil
+}
+
+// Publish makes slot s visible to the consumer as batch (epoch, step) with rows rows.
+func (p *Producer) Publish(s *Slot, epoch, step uint64, rows int) {
+	p.publish(s, epoch, step, uint32(rows), 0)
+}
+
+// PublishMarker publishes s as an END_OF_EPOCH or END_OF_STREAM marker.
+func (p *Producer) PublishMarker(s *Slot, flag uint32, epoch uint64) {
+	p.publish(s, epoch, 0, 0, flag)
+}
+
+func (p *Producer) publish(s *Slot, epoch, step uint64, rows, flags uint32) {
+	if s.Seq != p.head {
+		panic(fmt.Sprintf("ring: publish of seq %d, head is %d", s.Seq, p.head))
+	}
+	sh := slotHeaderAt(s.mem, 0)
+	*sh = SlotHeader{Seq: s.Seq, Epoch: epoch, Step: step, Rows: rows, Flags: flags, Gen: p.gen}
+	p.head++
+	p.h.Head.Store(p.head) // [PUB] release (seq-cst): the slot above is complete
+	ring(&p.h.HeadBell, &p.h.ConsWaiting)
+}
+
+// PollSeek returns a new seek request from the consumer, if there is one, and from now
+// on stamps the request's generation into published slots (PROTOCOL.md, "Seek").
+func (p *Producer) PollSeek() (epoch, step uint64, ok bool) {
+	s1 := p.h.SeekSeq.Load() // [SEEK] acquire
+	if s1%2 != 0 || s1/2 == p.gen {
+		return 0, 0, false
+	}
+	epoch, step = p.h.SeekEpoch.Load(), p.h.SeekStep.Load()
+	if p.h.SeekSeq.Load() != s1 {
+		return 0, 0, false // being rewritten; the next poll sees it whole
+	}
+	p.gen = s1 / 2
+	p.h.SeekAck.Store(p.gen)
+	return epoch, step, true
+}
+
+// Drained reports whether the consumer has released everything published.
+func (p *Producer) Drained() bool { return p.h.Tail.Load() == p.head }
+
+// Published is the number of slots published so far.
+func (p *Producer) Published() uint64 { return p.head }
+
+// Occupancy is the number of published slots the consumer has not released.
+func (p *Producer) Occupancy() uint64 {
+	if n, err := p.free(); err == nil {
+		return uint64(p.g.SlotCount) - n
+	}
+	return uint64(p.g.SlotCount)
+}
+
+// ConsumerPID is the pid the attached consumer announced, 0 if none.
+func (p *Producer) ConsumerPID() uint32 { return p.h.ConsumerPID.Load() }
+
+// SetState stores a new state (finished or stopped) and wakes the consumer.
+func (p *Producer) SetState(state uint32) {
+	p.h.State.Store(state) // [STATE] release
+	p.h.HeadBell.Add(1)
+	futexWake(&p.h.HeadBell)
+}

@@ -1,0 +1,178 @@
+package ring
+
+import (
+	"fmt"
+	"os"
+	"time"
+)
+
+// Reader is the consuming end of one ring: PROTOCOL.md "Publishing and reading" from the
+// consumer's side. One goroutine uses it at a time.
+type Reader struct {
+	mem    []byte
+	h      *Header
+	g      *Geometry
+	cursor uint64  // next seq to read (private)
+	tail   uint64  // private copy of h.Tail: the consumer is its only writer
+	gen    uint64  // current seek generation
+	state  []uint8 // per slot index: slotFree, slotHeld, slotReleased
+	held   int
+	eos    bool
+	w      waiter
+}
+
+const (
+	slotFree = iota
+	slotHeld
+	slotReleased
+)
+
+// View is a held slot.
+type View struct {
+	SlotHeader
+	Mem []byte // the whole slot
+}
+
+// NewReader starts reading a validated ring at the oldest unreleased slot. alive reports
+// nil while the producer lives; it is called between sleeps.
+func NewReader(mem []byte, g *Geometry, alive func() error) (*Reader, error) {
+	h := headerAt(mem)
+	r := &Reader{mem: mem, h: h, g: g, state: make([]uint8, g.SlotCount)}
+	r.tail = h.Tail.Load()
+	if head := h.Head.Load(); r.tail > head || head-r.tail > uint64(g.SlotCount) {
+		return nil, fmt.Errorf("%w: tail %d against head %d", ErrCorrupt, r.tail, head)
+	}
+	r.cursor = r.tail
+	s := h.SeekSeq.Load()
+	if s%2 != 0 { // a consumer died while writing a seek: undo it (PROTOCOL.md "Seek")
+		s--
+		h.SeekSeq.Store(s)
+	}
+	r.gen = s / 2
+	h.ConsumerPID.Store(uint32(os.Getpid()))
+	r.w = waiter{bell: &h.HeadBell, waiting: &h.ConsWaiting, check: func() error {
+		switch h.State.Load() { // [STATE] acquire
+		case StateStopped:
+			return ErrProducerGone
+		case StateFinished:
+			if h.Head.Load() <= r.cursor {
+				return ErrEndOfStream
+			}
+			return nil
+		}
+		return alive()
+	}}
+	return r, nil
+}
+
+// Geometry is the validated layout this reader trusts.
+func (r *Reader) Geometry() *Geometry { return r.g }
+
+// Held is the number of slots held.
+func (r *Reader) Held() int { return r.held }
+
+// Next returns the next batch slot, waiting up to timeout (< 0: forever). At an epoch's
+// end it returns ErrEndOfEpoch once (with the epoch that ended), at the stream's end
+// ErrEndOfStream, and ErrProducerGone when the producer died or stopped.
+func (r *Reader) Next(timeout time.Duration) (View, uint64, error) {
+	n := uint64(r.g.SlotCount)
+	for {
+		if r.held >= int(n)-1 {
+			return View{}, 0, ErrHeld
+		}
+		if r.eos {
+			return View{}, 0, ErrEndOfStream
+		}
+		head := r.h.Head.Load() // [PUB] acquire: slots below head are complete
+		if head < r.tail || head-r.tail > n {
+			return View{}, 0, fmt.Errorf("%w: head %d against tail %d", ErrCorrupt, head, r.tail)
+		}
+		if r.cursor == head {
+			err := r.w.wait(func() bool { return r.h.Head.Load() > r.cursor }, timeout)
+			if err == ErrEndOfStream {
+				r.eos = true
+			}
+			if err != nil {
+				return View{}, 0, err
+			}
+			continue
+		}
+		off := r.g.SlotOffset(r.cursor % n)
+		sh := *slotHeaderAt(r.mem, off) // copy once: the producer cannot change what we checked
+		if err := r.g.CheckSlot(&sh, r.cursor); err != nil {
+			return View{}, 0, err
+		}
+		r.cursor++
+		r.state[sh.Seq%n] = slotHeld
+		r.held++
+		switch {
+		case sh.Gen != r.gen:
+			r.release(sh.Seq) // answers an older seek: skip it unseen
+		case sh.Flags&FlagEndOfEpoch != 0:
+			r.release(sh.Seq)
+			return View{}, sh.Epoch, ErrEndOfEpoch
+		case sh.Flags&FlagEndOfStream != 0:
+			r.release(sh.Seq)
+			r.eos = true
+			return View{}, sh.Epoch, ErrEndOfStream
+		default:
+			return View{SlotHeader: sh, Mem: r.mem[off : off+r.g.SlotSize : off+r.g.SlotSize]}, 0, nil
+		}
+	}
+}
+
+// Release hands the slot of seq back. Slots may be released in any order; the producer
+// gets them back in order.
+func (r *Reader) Release(seq uint64) error {
+	if seq < r.tail || seq >= r.cursor || r.state[seq%uint64(r.g.SlotCount)] != slotHeld {
+		return fmt.Errorf("%w (seq %d)", ErrNotHeld, seq)
+	}
+	r.release(seq)
+	return nil
+}
+
+func (r *Reader) release(seq uint64) {
+	n := uint64(r.g.SlotCount)
+	r.state[seq%n] = slotReleased
+	r.held--
+	moved := false
+	for r.tail < r.cursor && r.state[r.tail%n] == slotReleased {
+		r.state[r.tail%n] = slotFree
+		r.tail++
+		moved = true
+	}
+	if moved {
+		r.h.Tail.Store(r.tail) // [REL] release (seq-cst): we are done with slots below tail
+		ring(&r.h.TailBell, &r.h.ProdWaiting)
+	}
+}
+
+// ReleaseAll releases every held slot.
+func (r *Reader) ReleaseAll() {
+	n := uint64(r.g.SlotCount)
+	for seq := r.tail; seq < r.cursor; seq++ {
+		if r.state[seq%n] == slotHeld {
+			r.release(seq)
+		}
+	}
+}
+
+// Seek asks the producer to continue this ring at (epoch, step). Slots already held stay
+// valid; everything published before the producer saw the request is skipped.
+func (r *Reader) Seek(epoch, step uint64) {
+	s := r.h.SeekSeq.Load()
+	r.h.SeekSeq.Store(s + 1) // [SEEK] odd: request being written
+	r.h.SeekEpoch.Store(epoch)
+	r.h.SeekStep.Store(step)
+	r.h.SeekSeq.Store(s + 2) // [SEEK] even: request complete
+	r.gen = (s + 2) / 2
+	r.eos = false
+	r.h.TailBell.Add(1)
+	futexWake(&r.h.TailBell)
+}
+
+// Close releases everything held and clears the consumer pid. The caller unmaps.
+func (r *Reader) Close() {
+	r.ReleaseAll()
+	r.h.ConsumerPID.Store(0)
+}

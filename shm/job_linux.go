@@ -1,0 +1,171 @@
+package shm
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// Job is a producer's hold on a job: the job lock and its ring segments.
+type Job struct {
+	Dir      string
+	Name     string
+	Segments []*Segment
+	lockPath string
+	lockFD   int
+}
+
+// CreateJob takes the job lock, removes segments a dead producer of the same job left,
+// checks free space, and creates one segment per entry of sizes (rank order). A live
+// producer of the same job makes it fail with ErrJobBusy. On failure nothing is left
+// behind.
+func CreateJob(dir, job string, sizes []int64) (j *Job, err error) {
+	if err := ValidateJob(job); err != nil {
+		return nil, err
+	}
+	dir = Dir(dir)
+	uid := os.Getuid()
+	lockPath := LockPath(dir, uid, job)
+	fd, err := lockJob(lockPath)
+	if err != nil {
+		return nil, err
+	}
+	j = &Job{Dir: dir, Name: job, lockPath: lockPath, lockFD: fd}
+	defer func() {
+		if err != nil {
+			j.Close()
+		}
+	}()
+	if _, err := removeSegments(dir, uid, job, false); err != nil {
+		return nil, err
+	}
+	var need uint64
+	for _, s := range sizes {
+		need += uint64(s)
+	}
+	if err := CheckFree(dir, need); err != nil {
+		return nil, err
+	}
+	for rank, size := range sizes {
+		s, err := create(SegmentPath(dir, uid, job, rank), size)
+		if err != nil {
+			return nil, err
+		}
+		j.Segments = append(j.Segments, s)
+	}
+	return j, nil
+}
+
+// lockJob opens (creating if needed) and write-locks the job lock file, and records our
+// pid in it. It retries if a cleaner unlinked the file between our open and our lock.
+func lockJob(path string) (int, error) {
+	for range 100 {
+		fd, err := unix.Open(path, unix.O_RDWR|unix.O_CREAT|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+		if err != nil {
+			return -1, &Error{Op: "open", Path: path, Err: err}
+		}
+		var st unix.Stat_t
+		if err := unix.Fstat(fd, &st); err != nil || int(st.Uid) != os.Getuid() || st.Mode&unix.S_IFMT != unix.S_IFREG {
+			unix.Close(fd)
+			return -1, &Error{Op: "open", Path: path, Err: errors.Join(err, ErrPermission)}
+		}
+		ok, err := tryLock(fd, 0, 0)
+		if err != nil || !ok {
+			holder := readPid(fd)
+			unix.Close(fd)
+			if err != nil {
+				return -1, &Error{Op: "lock", Path: path, Err: err}
+			}
+			return -1, &Error{Op: "lock", Path: path, Err: fmt.Errorf("%w (pid %s); stop it first, or pick another job name", ErrJobBusy, holder)}
+		}
+		var cur unix.Stat_t
+		if unix.Stat(path, &cur) != nil || cur.Ino != st.Ino || cur.Dev != st.Dev {
+			unix.Close(fd) // unlinked under us: lock the new file instead
+			continue
+		}
+		unix.Fchmod(fd, 0o600)
+		pid := []byte(strconv.Itoa(os.Getpid()) + "\n")
+		if err := unix.Ftruncate(fd, 0); err == nil {
+			_, err = unix.Pwrite(fd, pid, 0)
+		}
+		if err != nil {
+			unix.Close(fd)
+			return -1, &Error{Op: "write", Path: path, Err: err}
+		}
+		return fd, nil
+	}
+	return -1, &Error{Op: "lock", Path: path, Err: errors.New("lock file keeps being replaced")}
+}
+
+func readPid(fd int) string {
+	buf := make([]byte, 32)
+	n, _ := unix.Pread(fd, buf, 0)
+	if s := strings.TrimSpace(string(buf[:max(n, 0)])); s != "" {
+		return s
+	}
+	return "unknown"
+}
+
+// Close unmaps and removes the job's segments, then removes and unlocks the job lock.
+// Consumers still mapping a segment keep their memory; they see the producer gone.
+func (j *Job) Close() error {
+	var errs []error
+	for _, s := range j.Segments {
+		errs = append(errs, s.Close(), ignoreMissing(unix.Unlink(s.Path)))
+	}
+	j.Segments = nil
+	if j.lockFD >= 0 {
+		errs = append(errs, ignoreMissing(unix.Unlink(j.lockPath)), unix.Close(j.lockFD))
+		j.lockFD = -1
+	}
+	return errors.Join(errs...)
+}
+
+func ignoreMissing(err error) error {
+	if errors.Is(err, unix.ENOENT) {
+		return nil
+	}
+	return err
+}
+
+// removeSegments unlinks job's segments in dir. With onlyDead, a segment whose producer
+// byte is still locked is kept.
+func removeSegments(dir string, uid int, job string, onlyDead bool) ([]string, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, &Error{Op: "list", Path: dir, Err: err}
+	}
+	var removed []string
+	for _, e := range ents {
+		j, rank, ok := parseName(e.Name(), uid)
+		if !ok || j != job || rank < 0 {
+			continue
+		}
+		p := filepath.Join(dir, e.Name())
+		if onlyDead && segmentLive(p) {
+			continue
+		}
+		if err := ignoreMissing(unix.Unlink(p)); err != nil {
+			return removed, &Error{Op: "remove", Path: p, Err: err}
+		}
+		removed = append(removed, p)
+	}
+	return removed, nil
+}
+
+// segmentLive reports whether a producer holds the segment's producer byte. A file we
+// cannot open or check counts as live, so it is never removed by mistake.
+func segmentLive(path string) bool {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return !errors.Is(err, unix.ENOENT)
+	}
+	defer unix.Close(fd)
+	live, err := isLocked(fd, producerByte, 1)
+	return live || err != nil
+}

@@ -1,0 +1,54 @@
+package shm
+
+import (
+	"fmt"
+
+	"golang.org/x/sys/unix"
+)
+
+// FreeBytes returns the bytes an unprivileged user can still allocate in dir.
+func FreeBytes(dir string) (uint64, error) {
+	var st unix.Statfs_t
+	if err := unix.Statfs(dir, &st); err != nil {
+		return 0, &Error{Op: "statfs", Path: dir, Err: err}
+	}
+	return st.Bavail * uint64(st.Bsize), nil
+}
+
+// CheckFree fails with ErrNoSpace, and says how to raise the limit, when dir has fewer
+// than need bytes free.
+func CheckFree(dir string, need uint64) error {
+	free, err := FreeBytes(dir)
+	if err != nil {
+		return err
+	}
+	if free >= need {
+		return nil
+	}
+	return fmt.Errorf("%w in %s: the rings need %s, only %s is free.\n"+
+		"  Lower ranks, ring depth or batch size, or give the host more shared memory:\n"+
+		"  docker run --shm-size=%s ...; in Kubernetes mount an emptyDir with medium: Memory\n"+
+		"  (sizeLimit >= %s) at /dev/shm; or point SHMLOADER_SHM_DIR at a larger tmpfs",
+		ErrNoSpace, dir, human(need), human(free), dockerSize(need), human(need))
+}
+
+// human formats a byte count with a binary unit.
+func human(n uint64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := uint64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}
+
+// dockerSize rounds need up to whole gibibytes (at least 1g) for a --shm-size hint,
+// with a quarter more for the rest of the container.
+func dockerSize(need uint64) string {
+	g := (need + need/4 + (1<<30 - 1)) >> 30
+	return fmt.Sprintf("%dg", max(g, 1))
+}
