@@ -7,7 +7,7 @@ import (
 )
 
 const (
-	spinIters = 4000                 // busy re-checks before sleeping (a few microseconds)
+	spinIters = 4000                  // busy re-checks before sleeping (a few microseconds)
 	sliceMax  = 50 * time.Millisecond // longest single sleep: bounds how late a death is seen
 )
 
