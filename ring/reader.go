@@ -18,6 +18,7 @@ type Reader struct {
 	state  []uint8 // per slot index: slotFree, slotHeld, slotReleased
 	held   int
 	eos    bool
+	gone   bool // the producer was seen dead or stopped: final
 	w      waiter
 }
 
@@ -83,15 +84,17 @@ func (r *Reader) Next(timeout time.Duration) (View, uint64, error) {
 		if r.eos {
 			return View{}, 0, ErrEndOfStream
 		}
+		if r.gone {
+			return View{}, 0, ErrProducerGone
+		}
 		head := r.h.Head.Load() // [PUB] acquire: slots below head are complete
 		if head < r.tail || head-r.tail > n {
 			return View{}, 0, fmt.Errorf("%w: head %d against tail %d", ErrCorrupt, head, r.tail)
 		}
 		if r.cursor == head {
 			err := r.w.wait(func() bool { return r.h.Head.Load() > r.cursor }, timeout)
-			if err == ErrEndOfStream {
-				r.eos = true
-			}
+			r.eos = r.eos || err == ErrEndOfStream
+			r.gone = r.gone || err == ErrProducerGone
 			if err != nil {
 				return View{}, 0, err
 			}

@@ -37,6 +37,9 @@ func (w waiter) wait(ready func() bool, timeout time.Duration) error {
 		if timeout >= 0 {
 			left := time.Until(deadline)
 			if left <= 0 {
+				if err := w.check(); err != nil {
+					return err // a dead peer is reported as such, even at timeout 0
+				}
 				return ErrTimeout
 			}
 			slice = min(slice, left)

@@ -69,6 +69,9 @@ func Open(path string) (*Segment, error) {
 		if errors.Is(err, unix.ENOENT) {
 			return nil, &Error{Op: "open", Path: path, Err: ErrNotFound}
 		}
+		if errors.Is(err, unix.ELOOP) {
+			return nil, &Error{Op: "open", Path: path, Err: fmt.Errorf("%w (a symbolic link)", ErrPermission)}
+		}
 		return nil, &Error{Op: "open", Path: path, Err: err}
 	}
 	var st unix.Stat_t
