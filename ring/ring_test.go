@@ -1,0 +1,221 @@
+package ring
+
+import (
+	"errors"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/shmloader/shmloader/shm"
+)
+
+func testSpec(job string, depth, rows int) Spec {
+	return Spec{Job: job, Rank: 0, Ranks: 1, SlotCount: depth, BatchCapacity: rows,
+		Tensors: []TensorSpec{{Name: "x", DType: Float32, Shape: []int{3}}, {Name: "y", DType: Int64}}}
+}
+
+// newRing creates a ring in a private /dev/shm directory and returns its producer and a
+// reader on a second, independent mapping of the same file.
+func newRing(t *testing.T, s Spec) (*Producer, *Reader, []byte) {
+	t.Helper()
+	dir, err := os.MkdirTemp("/dev/shm", "shmloader-ring-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	g, err := s.Layout()
+	if err != nil {
+		t.Fatal(err)
+	}
+	job, err := shm.CreateJob(dir, s.Job, []int64{int64(g.TotalSize)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { job.Close() })
+	p, err := NewProducer(job.Segments[0].Mem, g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seg, err := shm.Open(job.Segments[0].Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { seg.Close() })
+	vg, err := Validate(seg.Mem, s.Job, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := NewReader(seg.Mem, vg, func() error { return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p, r, seg.Mem
+}
+
+func publish(t *testing.T, p *Producer, epoch, step uint64, rows int) {
+	t.Helper()
+	s, err := p.Acquire(time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Tensor(1)[0] = byte(step)
+	p.Publish(s, epoch, step, rows)
+}
+
+func marker(t *testing.T, p *Producer, flag uint32, epoch uint64) {
+	t.Helper()
+	s, err := p.Acquire(time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.PublishMarker(s, flag, epoch)
+}
+
+func next(t *testing.T, r *Reader) View {
+	t.Helper()
+	v, _, err := r.Next(time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+func TestSeekSkipsWhatWasPublishedBefore(t *testing.T) {
+	p, r, _ := newRing(t, testSpec("seek", 8, 4))
+	for step := range uint64(3) {
+		publish(t, p, 0, step, 4)
+	}
+	first := next(t, r)
+	r.Seek(5, 7)
+	if e, s, ok := p.PollSeek(); !ok || e != 5 || s != 7 {
+		t.Fatalf("producer saw seek (%d, %d, %v)", e, s, ok)
+	}
+	if _, _, ok := p.PollSeek(); ok {
+		t.Fatal("a seek was applied twice")
+	}
+	publish(t, p, 5, 7, 4)
+	v := next(t, r)
+	if v.Epoch != 5 || v.Step != 7 {
+		t.Fatalf("after seek got epoch %d step %d, want 5 7 (stale slots must be skipped)", v.Epoch, v.Step)
+	}
+	if first.Step != 0 || first.Mem[r.g.Tensors[1].Offset] != 0 {
+		t.Fatal("a batch held across the seek changed")
+	}
+	if r.Held() != 2 {
+		t.Fatalf("held %d, want 2", r.Held())
+	}
+}
+
+func TestMarkersEndEpochsAndStream(t *testing.T) {
+	p, r, _ := newRing(t, testSpec("markers", 4, 2))
+	publish(t, p, 0, 0, 2)
+	marker(t, p, FlagEndOfEpoch, 0)
+	v := next(t, r)
+	r.Release(v.Seq)
+	if _, e, err := r.Next(time.Second); !errors.Is(err, ErrEndOfEpoch) || e != 0 {
+		t.Fatalf("want end of epoch 0, got %v (epoch %d)", err, e)
+	}
+	publish(t, p, 1, 0, 1)
+	marker(t, p, FlagEndOfStream, 1)
+	p.SetState(StateFinished)
+	if v := next(t, r); v.Epoch != 1 || v.Rows != 1 {
+		t.Fatalf("got epoch %d rows %d", v.Epoch, v.Rows)
+	}
+	for range 2 {
+		if _, _, err := r.Next(time.Second); !errors.Is(err, ErrEndOfStream) {
+			t.Fatalf("want end of stream, got %v", err)
+		}
+	}
+}
+
+func TestHoldingIsLimitedToDepthMinusOne(t *testing.T) {
+	p, r, _ := newRing(t, testSpec("held", 4, 1))
+	for step := range uint64(4) {
+		publish(t, p, 0, step, 1)
+	}
+	var held []View
+	for range 3 {
+		held = append(held, next(t, r))
+	}
+	if _, _, err := r.Next(time.Second); !errors.Is(err, ErrHeld) {
+		t.Fatalf("fourth hold: want ErrHeld, got %v", err)
+	}
+	if err := r.Release(held[2].Seq + 5); !errors.Is(err, ErrNotHeld) {
+		t.Fatalf("release of an unheld seq: %v", err)
+	}
+	// Releasing out of order frees nothing until the oldest goes back.
+	r.Release(held[1].Seq)
+	r.Release(held[2].Seq)
+	if p.Occupancy() != 4 {
+		t.Fatalf("occupancy %d after releasing newer slots, want 4", p.Occupancy())
+	}
+	r.Release(held[0].Seq)
+	if p.Occupancy() != 1 {
+		t.Fatalf("occupancy %d, want 1", p.Occupancy())
+	}
+}
+
+func TestTimeoutAndStop(t *testing.T) {
+	p, r, _ := newRing(t, testSpec("stop", 4, 1))
+	start := time.Now()
+	if _, _, err := r.Next(60 * time.Millisecond); !errors.Is(err, ErrTimeout) {
+		t.Fatalf("want ErrTimeout, got %v", err)
+	}
+	if d := time.Since(start); d < 60*time.Millisecond || d > time.Second {
+		t.Fatalf("timeout took %v", d)
+	}
+	publish(t, p, 0, 0, 1)
+	p.SetState(StateStopped)
+	next(t, r) // published before the stop: still delivered
+	if _, _, err := r.Next(time.Second); !errors.Is(err, ErrProducerGone) {
+		t.Fatalf("after stop: want ErrProducerGone, got %v", err)
+	}
+}
+
+func TestProducerWaitsForSpaceAndWakes(t *testing.T) {
+	p, r, _ := newRing(t, testSpec("wake", 2, 1))
+	publish(t, p, 0, 0, 1)
+	publish(t, p, 0, 1, 1)
+	if _, err := p.Acquire(20 * time.Millisecond); !errors.Is(err, ErrTimeout) {
+		t.Fatalf("full ring: want ErrTimeout, got %v", err)
+	}
+	done := make(chan error)
+	go func() { _, err := p.Acquire(5 * time.Second); done <- err }()
+	time.Sleep(100 * time.Millisecond) // let the producer go to sleep on the futex
+	v := next(t, r)
+	r.Release(v.Seq)
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(2 * time.Second):
+		t.Fatal("producer not woken by a release")
+	}
+}
+
+func TestCorruptCountersAndSlotsAreErrors(t *testing.T) {
+	p, r, mem := newRing(t, testSpec("corrupt", 4, 2))
+	publish(t, p, 0, 0, 2)
+	sh := slotHeaderAt(mem, r.g.SlotOffset(0))
+	sh.Rows = 3 // beyond capacity
+	if _, _, err := r.Next(time.Second); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("rows beyond capacity: %v", err)
+	}
+	sh.Rows, sh.Seq = 2, 9 // wrong sequence
+	if _, _, err := r.Next(time.Second); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("wrong seq: %v", err)
+	}
+	sh.Seq, sh.Flags = 0, FlagEndOfEpoch|FlagEndOfStream
+	if _, _, err := r.Next(time.Second); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("two marker bits: %v", err)
+	}
+	headerAt(mem).Head.Store(100) // a head far beyond the ring
+	if _, _, err := r.Next(time.Second); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("impossible head: %v", err)
+	}
+	headerAt(mem).Tail.Store(200) // a consumer's impossible tail must not hurt the producer
+	if _, err := p.Acquire(time.Second); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("impossible tail: %v", err)
+	}
+}
