@@ -14,6 +14,7 @@ var commands = []struct {
 }{
 	{name: "clean", summary: "remove shared-memory segments left by dead producers", run: runClean},
 	{name: "debug-produce", summary: "serve a synthetic stream (transport tests and benchmarks)", run: runDebugProduce, hidden: true},
+	{name: "debug-consume", summary: "read a synthetic stream and report latency and throughput", run: runDebugConsume, hidden: true},
 }
 
 func usage() {

@@ -161,9 +161,7 @@ func (c Config) serveRank(ctx context.Context, p *ring.Producer, rank int) (Resu
 		binary.LittleEndian.PutUint64(s.Tensor(3), uint64(monoNow()))
 		p.Publish(s, epoch, step, c.Rows)
 		step++
-		if c.Interval > 0 {
-			time.Sleep(c.Interval)
-		}
+		pace(c.Interval)
 		if ctx.Err() != nil {
 			return res, ctx.Err()
 		}
@@ -222,6 +220,16 @@ func rowCRCs(payload []byte, rows, rowBytes int) []uint32 {
 		out[i] = crc32.ChecksumIEEE(payload[i*rowBytes : (i+1)*rowBytes])
 	}
 	return out
+}
+
+// pace waits d: short pauses spin, because a sleep that short would oversleep.
+func pace(d time.Duration) {
+	if d >= time.Millisecond {
+		time.Sleep(d)
+		return
+	}
+	for end := time.Now().Add(d); time.Now().Before(end); {
+	}
 }
 
 func splitmix(x uint64) uint64 {
