@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Transport benchmarks (issue: shared-memory transport). Run through `make bench`, which
+# builds everything first. Prints every figure bench/RESULTS.md quotes, all from one run:
+#   1. in-process Go benchmarks: handoff, ring throughput, memcpy ceilings;
+#   2. cross-process handoff of empty batches to Go, C and Python consumers;
+#   3. cross-process throughput of 1 MiB and 16 MiB batches to Go and C consumers.
+# ROUNDS (default 3) repeats the cross-process runs; BATCHES scales the handoff runs.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BIN=${SHMLOADER_BIN:-build/bin/shmloader}
+CBENCH=build/bin/shml-bench
+PY=.venv/bin/python
+ROUNDS=${ROUNDS:-3}
+BATCHES=${BATCHES:-100000}
+export SHMLOADER_SHM_DIR=$(mktemp -d /dev/shm/shmloader-bench.XXXXXX)
+trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$SHMLOADER_SHM_DIR"' EXIT
+
+echo "== machine: $(nproc) cores, $(lscpu | sed -n 's/^Model name: *//p'), go $(go env GOVERSION)"
+echo "== 1. in-process (go test -bench)"
+go test -run '^$' -bench 'Handoff|Throughput|Memcpy' -benchtime 2s -count "$ROUNDS" ./ring | grep -E '^Benchmark'
+
+# run_pair NAME PRODUCER_FLAGS -- CONSUMER_CMD...: one producer and one consumer process.
+run_pair() {
+  local job="b$$-$RANDOM" pflags=$1; shift
+  # shellcheck disable=SC2086
+  "$BIN" debug-produce --job "$job" --ranks 1 --quiet --drain-timeout 60s $pflags >/dev/null &
+  local prod=$!
+  "$@" --job "$job"
+  wait "$prod"
+}
+
+echo "== 2. cross-process handoff of an empty batch (8-byte stamp), $BATCHES batches"
+n=$((BATCHES + 1000))
+for r in $(seq "$ROUNDS"); do
+  for mode in "saturated:--interval-us 0" "paced-20us:--interval-us 20"; do
+    name=${mode%%:*} flags="--depth 64 --rows 1 --row-bytes 8 --batches $n ${mode#*:}"
+    echo "round=$r mode=$name $(run_pair "$flags" "$BIN" debug-consume --batches "$BATCHES")"
+    echo "round=$r mode=$name $(run_pair "$flags" "$CBENCH" --batches "$BATCHES")"
+    echo "round=$r mode=$name $(run_pair "$flags" "$PY" bench/handoff.py --batches "$BATCHES")"
+  done
+done
+
+echo "== 3. cross-process throughput, producer copies each batch into the slot, consumer reads every byte"
+for r in $(seq "$ROUNDS"); do
+  for size in 1:65536:3000 16:1048576:300; do
+    IFS=: read -r mib rowb nb <<<"$size"
+    flags="--copy --depth 4 --rows 16 --row-bytes $rowb --batches $((nb + 20))"
+    echo "round=$r size=${mib}MiB $(run_pair "$flags" "$BIN" debug-consume --touch --warmup 20 --batches "$nb")"
+    echo "round=$r size=${mib}MiB $(run_pair "$flags" "$CBENCH" --touch --warmup 20 --batches "$nb")"
+  done
+done
