@@ -144,7 +144,8 @@ func (c *Consumer) Held() int {
 	return c.r.Held()
 }
 
-// Seek repositions this rank's stream: the next batch is (epoch, step).
+// Seek repositions this rank's stream: the next batch is (epoch, step). Every held batch is
+// released first; their tensors must not be used afterwards.
 func (c *Consumer) Seek(epoch, step uint64) error {
 	if c.r == nil {
 		return ErrClosed

@@ -160,9 +160,11 @@ func (r *Reader) ReleaseAll() {
 	}
 }
 
-// Seek asks the producer to continue this ring at (epoch, step). Slots already held stay
-// valid; everything published before the producer saw the request is skipped.
+// Seek asks the producer to continue this ring at (epoch, step). It releases every held
+// slot first (a held slot would pin the tail and could starve the answer), and skips
+// everything published before the producer saw the request.
 func (r *Reader) Seek(epoch, step uint64) {
+	r.ReleaseAll()
 	s := r.h.SeekSeq.Load()
 	r.h.SeekSeq.Store(s + 1) // [SEEK] odd: request being written
 	r.h.SeekEpoch.Store(epoch)
