@@ -1,0 +1,117 @@
+"""Ownership of an attached C handle, and what keeps it alive.
+
+Object graph, which is what makes the lifetime rules hold::
+
+    Loader ──► Ring ◄── Lease ◄── Batch
+                ▲        ▲
+                │        └── View ◄── ndarray.base   (one per tensor)
+                └── owns the C handle; shml_detach runs when the last reference goes
+
+A view keeps its batch's lease, and the lease keeps the ring, so the mapping outlives every
+array pointing into it. ``Loader.close()`` only releases the held batches and marks the
+ring closed; the unmapping waits for the last view.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import threading
+import weakref
+
+from . import _lib
+from .errors import LoaderClosed, ShmloaderError, error_for
+
+
+def _detach(handle: int, pid: int) -> None:
+    # After a fork the child's copy must not detach: that would release the parent's
+    # batches and drop its claim. The child's mapping goes away when it exits.
+    if os.getpid() == pid:
+        _lib.lib().shml_detach(handle)
+
+
+class Ring:
+    """The attached C handle and the batches held on it.
+
+    Not thread-safe on its own: every C call happens under ``lock``.
+    """
+
+    def __init__(self, handle: int, job: str, rank: int) -> None:
+        self.handle = handle
+        self.job = job
+        self.rank = rank
+        self.pid = os.getpid()
+        self.lock = threading.RLock()
+        self.open = True
+        # seq -> descriptor of a held batch (seq is unique in a ring's stream).
+        self.held: dict[int, _lib.BatchDesc] = {}
+        # seqs of batches whose Batch and views are all gone (appended by Lease.__del__,
+        # possibly from any thread, so only appended to and popped from).
+        self.dropped: list[int] = []
+        finalizer = weakref.finalize(self, _detach, handle, self.pid)
+        finalizer.atexit = False  # at exit the kernel unmaps and drops the locks anyway
+
+    def check(self, op: str) -> None:
+        if self.pid != os.getpid():
+            raise LoaderClosed(
+                f"{op}: this loader was attached in process {self.pid}; "
+                "attach again in this process (a handle is not shared across fork)",
+                job=self.job,
+                rank=self.rank,
+            )
+        if not self.open:
+            raise LoaderClosed(f"{op}: the loader is closed", job=self.job, rank=self.rank)
+
+    def error(self, code: int, op: str, detail: str = "") -> ShmloaderError:
+        lib = _lib.lib()
+        sys_errno = lib.shml_errno(self.handle) if code == _lib.ESYS else 0
+        text = _lib.strerror(code) + detail
+        return error_for(code, text, op=op, job=self.job, rank=self.rank, sys_errno=sys_errno)
+
+    def release(self, seq: int) -> None:
+        desc = self.held.pop(seq, None)
+        if desc is None:
+            return
+        rc = _lib.lib().shml_release(self.handle, ctypes.byref(desc))
+        if rc != _lib.OK:
+            raise self.error(rc, "release")
+
+    def collect(self) -> None:
+        """Release the batches nothing refers to any more."""
+        while self.dropped:
+            self.release(self.dropped.pop())
+
+    def release_all(self) -> None:
+        for seq in list(self.held):
+            self.release(seq)
+
+
+class Lease:
+    """A batch's claim on its slot; kept alive by the Batch and by every view of it."""
+
+    __slots__ = ("ring", "seq")
+
+    def __init__(self, ring: Ring, seq: int) -> None:
+        self.ring = ring
+        self.seq = seq
+
+    def __del__(self) -> None:
+        # Never calls into C here (this may run in any thread, at any point): the owner
+        # releases dropped batches at its next call.
+        self.ring.dropped.append(self.seq)
+
+
+class View:
+    """What numpy builds each array from; ``ndarray.base`` is this object."""
+
+    __slots__ = ("__array_interface__", "lease")
+
+    def __init__(self, lease: Lease, ptr: int, shape: tuple[int, ...], typestr: str) -> None:
+        self.lease = lease
+        self.__array_interface__ = {
+            "version": 3,
+            "data": (ptr, False),  # writable: a consumer may write into batches it holds
+            "shape": shape,
+            "typestr": typestr,
+            "strides": None,
+        }

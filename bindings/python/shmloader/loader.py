@@ -1,0 +1,543 @@
+"""Loader (one attached ring) and Batch (one held slot, as numpy views).
+
+Lifetimes are kept by the objects in ``_ring``: see its docstring.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import math
+import operator
+import os
+import time
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from . import _lib
+from ._ring import Lease, Ring, View
+from .errors import Corrupt, InvalidArgument, LoaderClosed, ShmloaderError, error_for
+
+# Longest single wait inside the C library. Longer waits are made of such slices, so that
+# Ctrl-C is handled promptly and other threads can release batches meanwhile.
+_SLICE_S = 0.1
+
+_EPOCH_END = object()
+_STREAM_END = object()
+
+
+def _default_dir(dir: str | os.PathLike[str] | None) -> str:
+    if dir is not None:
+        return os.fspath(dir)
+    return os.environ.get("SHMLOADER_SHM_DIR") or "/dev/shm"
+
+
+def _check_timeout(name: str, value: float | None) -> None:
+    if value is not None and not value >= 0:
+        raise InvalidArgument(f"{name} must be >= 0 seconds or None, not {value!r}")
+
+
+def _index(value: object, limit: int) -> int | None:
+    """``value`` as an int in [0, limit), or None."""
+    try:
+        i = operator.index(value)  # type: ignore[arg-type]
+    except TypeError:
+        return None
+    return i if 0 <= i < limit else None
+
+
+def _slice_ms(deadline: float | None) -> int:
+    """Milliseconds for the next C wait: at most one slice, at most what is left."""
+    if deadline is None:
+        return int(_SLICE_S * 1000)
+    left = deadline - time.monotonic()
+    return max(0, min(int(_SLICE_S * 1000), math.ceil(left * 1000)))
+
+
+@dataclass(frozen=True)
+class RingInfo:
+    """Geometry of an attached ring (``shml_info``).
+
+    ``base``/``size`` are the whole mapping, e.g. for ``cudaHostRegister``; every slot
+    starts page-aligned inside it.
+    """
+
+    base: int
+    size: int
+    slot_count: int
+    slot_size: int
+    batch_capacity: int
+    rank: int
+    ranks: int
+    ntensors: int
+    producer_pid: int
+    config_hash: int
+
+
+class Batch(Mapping[str, NDArray[Any]]):
+    """One batch held from the ring: a read-only mapping of tensor name to numpy array.
+
+    Each array is a **view** of the shared-memory slot (no copy) with shape
+    ``[rows, *per_row_dims]``; it is writable while the batch is held. After
+    :meth:`release` a view still points at the slot, which the producer refills with later
+    batches: copy first (``np.array(batch["x"])``) to keep the data.
+
+    bfloat16 tensors appear as ``uint16`` arrays of the raw bits (numpy has no bfloat16);
+    :attr:`dtypes` gives each tensor's wire dtype, and :func:`shmloader.torch_views`
+    reinterprets them as ``torch.bfloat16``.
+
+    Use it as a context manager to release it at the end of the block. A batch that is no
+    longer referenced (neither the Batch nor any of its arrays) is released at the loader's
+    next call.
+    """
+
+    __slots__ = ("_lease", "_arrays", "_dtypes", "seq", "epoch", "step", "rows")
+
+    seq: int
+    """Position in this ring's stream (0, 1, 2, ...)."""
+    epoch: int
+    step: int
+    """Index of the batch within its epoch, for this rank."""
+    rows: int
+
+    def __init__(
+        self,
+        lease: Lease,
+        seq: int,
+        epoch: int,
+        step: int,
+        rows: int,
+        arrays: dict[str, NDArray[Any]],
+        dtypes: dict[str, str],
+    ) -> None:
+        self._lease = lease
+        self._arrays = arrays
+        self._dtypes = dtypes
+        self.seq = seq
+        self.epoch = epoch
+        self.step = step
+        self.rows = rows
+
+    def __getitem__(self, name: str) -> NDArray[Any]:
+        return self._arrays[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._arrays)
+
+    def __len__(self) -> int:
+        return len(self._arrays)
+
+    @property
+    def dtypes(self) -> Mapping[str, str]:
+        """Wire dtype of each tensor (``"float32"``, ``"bfloat16"`` ...)."""
+        return dict(self._dtypes)
+
+    @property
+    def released(self) -> bool:
+        """True once released (by :meth:`release`, the loader, or its closing)."""
+        ring = self._lease.ring
+        return not ring.open or self._lease.seq not in ring.held
+
+    def release(self) -> None:
+        """Hand the slot back to the producer. Idempotent.
+
+        The arrays stay readable (the mapping lives on) but their contents may change.
+        """
+        ring = self._lease.ring
+        with ring.lock:
+            if not ring.open or self._lease.seq not in ring.held:
+                return
+            ring.check("release")
+            ring.release(self._lease.seq)
+
+    def __enter__(self) -> Batch:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.release()
+
+    def __repr__(self) -> str:
+        tensors = " ".join(
+            f"{name}:{self._dtypes[name]}[{','.join(map(str, arr.shape))}]"
+            for name, arr in self._arrays.items()
+        )
+        state = "released" if self.released else "held"
+        return (
+            f"<shmloader.Batch epoch={self.epoch} step={self.step} seq={self.seq} "
+            f"rows={self.rows} {tensors} ({state})>"
+        )
+
+
+class Loader:
+    """A consumer attached to one rank's ring. Create it with :func:`shmloader.attach`.
+
+    Iterate with :meth:`epoch` (one epoch) or over the loader itself (every epoch until the
+    end of the stream); while iterating, the previously yielded batch is released when the
+    loop advances or ends. Or take batches one at a time with :meth:`next` and release
+    them yourself.
+
+    Calls from several threads are serialized; a thread waiting in :meth:`next` lets the
+    others in every 0.1 s.
+    """
+
+    job: str
+    rank: int
+    dir: str
+    batch_timeout: float | None
+    """Default wait for a batch, in seconds (None: no limit); used by iteration and by
+    :meth:`next` without a timeout. A dead producer is reported whatever the timeout."""
+
+    def __init__(
+        self,
+        ring: Ring,
+        dir: str,
+        info: RingInfo,
+        batch_timeout: float | None,
+    ) -> None:
+        self._ring: Ring | None = ring
+        self._info = info
+        self._position: tuple[int, int] | None = None
+        self._ended = False
+        self.job = ring.job
+        self.rank = ring.rank
+        self.dir = dir
+        self.batch_timeout = batch_timeout
+
+    # -- state -----------------------------------------------------------------------
+
+    def _live(self, op: str) -> Ring:
+        ring = self._ring
+        if ring is None:
+            raise LoaderClosed(f"{op}: the loader is closed", job=self.job, rank=self.rank)
+        ring.check(op)
+        return ring
+
+    @property
+    def closed(self) -> bool:
+        return self._ring is None
+
+    @property
+    def info(self) -> RingInfo:
+        """Geometry of the ring (see :class:`RingInfo`)."""
+        self._live("info")
+        return self._info
+
+    @property
+    def held(self) -> int:
+        """Number of batches held now."""
+        ring = self._live("held")
+        with ring.lock:
+            ring.collect()
+            return len(ring.held)
+
+    @property
+    def ended(self) -> bool:
+        """True once the end of the stream was seen."""
+        return self._ended
+
+    @property
+    def position(self) -> tuple[int, int] | None:
+        """``(epoch, step)`` of the next batch to deliver; None until the first batch or
+        seek (a consumer that attaches mid-stream cannot know it before)."""
+        return self._position
+
+    # -- taking batches ----------------------------------------------------------------
+
+    def _take(self, timeout: float | None, op: str) -> object:
+        """The next Batch, or _EPOCH_END, or _STREAM_END."""
+        _check_timeout("timeout", timeout)
+        deadline = None if timeout is None else time.monotonic() + timeout
+        desc = _lib.BatchDesc()
+        lib = _lib.lib()
+        while True:
+            ring = self._live(op)
+            with ring.lock:
+                ring.check(op)
+                ring.collect()
+                rc = lib.shml_next(ring.handle, _slice_ms(deadline), ctypes.byref(desc))
+                if rc == _lib.OK:
+                    batch = self._wrap(ring, desc)
+                    self._position = (batch.epoch, batch.step + 1)
+                    return batch
+                if rc == _lib.EEPOCH:
+                    if self._position is not None:
+                        self._position = (self._position[0] + 1, 0)
+                    return _EPOCH_END
+                if rc == _lib.EEOS:
+                    self._ended = True
+                    return _STREAM_END
+                if rc != _lib.ETIMEOUT or (deadline is not None and time.monotonic() >= deadline):
+                    detail = f" (waited {timeout:g} s)" if rc == _lib.ETIMEOUT else ""
+                    raise ring.error(rc, op, detail)
+
+    def _wrap(self, ring: Ring, desc: _lib.BatchDesc) -> Batch:
+        seq = int(desc.seq)
+        ring.held[seq] = _lib.BatchDesc.from_buffer_copy(desc)
+        try:
+            lease = Lease(ring, seq)
+            arrays: dict[str, NDArray[Any]] = {}
+            dtypes: dict[str, str] = {}
+            lo, hi = self._info.base, self._info.base + self._info.size
+            for i in range(desc.ntensors):
+                t = desc.tensors[i]
+                name = t.name.decode("utf-8")
+                shape = tuple(int(d) for d in t.shape[: t.ndim])
+                if t.dtype not in _lib.DTYPES:
+                    raise Corrupt(
+                        f"next: tensor {name!r} has unknown dtype {t.dtype}",
+                        job=self.job,
+                        rank=self.rank,
+                    )
+                dtype_name, typestr = _lib.DTYPES[t.dtype]
+                ptr = t.data or 0
+                nbytes = math.prod(shape) * int(typestr[2:])
+                if (
+                    shape[:1] != (desc.rows,)
+                    or nbytes != t.nbytes
+                    or not (lo <= ptr and ptr + nbytes <= hi)
+                ):
+                    raise Corrupt(
+                        f"next: tensor {name!r} (shape {shape}, {t.nbytes} bytes at "
+                        f"{ptr:#x}) does not fit a batch of {desc.rows} rows in the mapping",
+                        job=self.job,
+                        rank=self.rank,
+                    )
+                arrays[name] = np.asarray(View(lease, ptr, shape, typestr))
+                dtypes[name] = dtype_name
+        except BaseException:
+            ring.release(seq)
+            raise
+        return Batch(lease, seq, int(desc.epoch), int(desc.step), int(desc.rows), arrays, dtypes)
+
+    def next(self, timeout: float | None = None) -> Batch | None:
+        """The next batch, or None at the end of an epoch (once per epoch) and at the end
+        of the stream (on every call from then on; :attr:`ended` tells which).
+
+        Waits up to ``timeout`` seconds (None: :attr:`batch_timeout`) and raises
+        :class:`~shmloader.Timeout` past it, :class:`~shmloader.ProducerGone` if the
+        producer dies. The batch stays held until released: :meth:`Batch.release`,
+        :meth:`release`, or dropping every reference to it.
+        """
+        got = self._take(self.batch_timeout if timeout is None else timeout, "next")
+        return got if isinstance(got, Batch) else None
+
+    def _iterate(self, whole_stream: bool) -> Iterator[Batch]:
+        previous: Batch | None = None
+        try:
+            while True:
+                if previous is not None:
+                    previous.release()
+                    previous = None
+                got = self._take(self.batch_timeout, "next")
+                if got is _STREAM_END:
+                    return
+                if got is _EPOCH_END:
+                    if whole_stream:
+                        continue
+                    return
+                assert isinstance(got, Batch)
+                previous = got
+                yield got
+        finally:
+            if previous is not None and not self.closed:
+                previous.release()
+
+    def epoch(self) -> Iterator[Batch]:
+        """Iterate over the rest of the current epoch; stops at its end (or at the end of
+        the stream). Call again for the next epoch. Each batch is released when the loop
+        advances or ends: copy what you need to keep."""
+        return self._iterate(whole_stream=False)
+
+    def __iter__(self) -> Iterator[Batch]:
+        """Iterate over every batch of every epoch until the end of the stream."""
+        return self._iterate(whole_stream=True)
+
+    # -- releasing, seeking, state -----------------------------------------------------
+
+    def release(self) -> None:
+        """Release every held batch."""
+        ring = self._live("release")
+        with ring.lock:
+            ring.release_all()
+            ring.dropped.clear()
+
+    def seek(self, epoch: int, step: int) -> None:
+        """Reposition this rank's stream: the next batch delivered is ``(epoch, step)``.
+
+        Batches already held stay valid.
+        """
+        e, s = _index(epoch, 2**64), _index(step, 2**64)
+        if e is None or s is None:
+            raise InvalidArgument(
+                f"seek: epoch and step must be integers >= 0, not {epoch!r}, {step!r}",
+                job=self.job,
+                rank=self.rank,
+            )
+        epoch, step = e, s
+        ring = self._live("seek")
+        with ring.lock:
+            rc = _lib.lib().shml_seek(ring.handle, epoch, step)
+            if rc != _lib.OK:
+                raise ring.error(rc, f"seek({epoch}, {step})")
+        self._position = (epoch, step)
+        self._ended = False
+
+    def state_dict(self) -> dict[str, Any]:
+        """Where this consumer stands: ``{"job", "rank", "epoch", "step", "config_hash"}``,
+        ``step`` being the next step to deliver. :meth:`load_state_dict` resumes there
+        with the same bytes."""
+        self._live("state_dict")
+        if self._position is None:
+            raise ShmloaderError(
+                "state_dict: position unknown until the first batch or a seek",
+                job=self.job,
+                rank=self.rank,
+            )
+        epoch, step = self._position
+        return {
+            "job": self.job,
+            "rank": self.rank,
+            "epoch": epoch,
+            "step": step,
+            "config_hash": self._info.config_hash,
+        }
+
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        """Seek to a position saved by :meth:`state_dict`.
+
+        Raises :class:`~shmloader.InvalidArgument` if it was saved for another rank or
+        for a producer with another config.
+        """
+        try:
+            epoch, step = int(state["epoch"]), int(state["step"])
+        except (KeyError, TypeError, ValueError) as exc:
+            raise InvalidArgument(
+                f"load_state_dict: need integer 'epoch' and 'step', got {dict(state)!r}",
+                job=self.job,
+                rank=self.rank,
+            ) from exc
+        if "rank" in state and state["rank"] != self.rank:
+            raise InvalidArgument(
+                f"load_state_dict: state is for rank {state['rank']}",
+                job=self.job,
+                rank=self.rank,
+            )
+        saved_hash = state.get("config_hash") or 0
+        if saved_hash and self._info.config_hash and saved_hash != self._info.config_hash:
+            raise InvalidArgument(
+                f"load_state_dict: state was saved for config {saved_hash:#x}, "
+                f"the producer runs config {self._info.config_hash:#x}",
+                job=self.job,
+                rank=self.rank,
+            )
+        self.seek(epoch, step)
+
+    # -- closing -----------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Release every held batch and close the loader. Idempotent.
+
+        Views of batches stay readable: the ring stays mapped, and this rank's consumer
+        claim stays held, until the last view is gone too.
+        """
+        ring, self._ring = self._ring, None
+        if ring is None:
+            return
+        with ring.lock:
+            try:
+                if ring.open and ring.pid == os.getpid():
+                    ring.release_all()
+            finally:
+                ring.open = False
+                ring.dropped.clear()
+
+    def __enter__(self) -> Loader:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        head = f"<shmloader.Loader job={self.job!r} rank={self.rank} dir={self.dir!r}"
+        if self._ring is None:
+            return head + " closed>"
+        info = self._info
+        where = "end of stream" if self._ended else f"next={self._position}"
+        return (
+            f"{head} ranks={info.ranks} depth={info.slot_count} "
+            f"rows<={info.batch_capacity} producer_pid={info.producer_pid} "
+            f"held={len(self._ring.held)} {where}>"
+        )
+
+
+def attach(
+    job: str,
+    rank: int = 0,
+    *,
+    timeout: float | None = 30.0,
+    dir: str | os.PathLike[str] | None = None,
+    batch_timeout: float | None = 300.0,
+) -> Loader:
+    """Attach to ring ``rank`` of ``job``, waiting up to ``timeout`` seconds (None: no
+    limit) for a live producer to serve it.
+
+    ``dir`` is where the segments live (default ``$SHMLOADER_SHM_DIR``, else
+    ``/dev/shm``). ``batch_timeout`` is the loader's default wait for a batch.
+
+    Raises :class:`~shmloader.Timeout` when no producer came in time,
+    :class:`~shmloader.Busy` when the rank already has a consumer, and the validation
+    errors (:class:`~shmloader.Corrupt`, :class:`~shmloader.VersionMismatch`,
+    :class:`~shmloader.PermissionDenied`) for a segment that cannot be trusted.
+    """
+    if not isinstance(job, str) or not job:
+        raise InvalidArgument(f"attach: job must be a non-empty str, not {job!r}")
+    index = _index(rank, 2**31)
+    if index is None:
+        raise InvalidArgument(f"attach: rank must be an int >= 0, not {rank!r}", job=job)
+    rank = index
+    _check_timeout("timeout", timeout)
+    _check_timeout("batch_timeout", batch_timeout)
+    lib = _lib.lib()
+    where = _default_dir(dir)
+    c_dir = os.fsencode(dir) if dir is not None else None
+    deadline = None if timeout is None else time.monotonic() + timeout
+    handle = ctypes.c_void_p()
+    while True:
+        rc = lib.shml_attach_dir(
+            c_dir, job.encode("utf-8"), rank, _slice_ms(deadline), ctypes.byref(handle)
+        )
+        if rc == _lib.OK:
+            break
+        # No segment yet, or one left by a dead producer that a new one will replace:
+        # keep waiting while time is left.
+        retry = rc in (_lib.ETIMEOUT, _lib.EGONE)
+        if not retry or (deadline is not None and time.monotonic() >= deadline):
+            detail = f" (no live producer in {where} after {timeout:g} s)" if retry else ""
+            raise error_for(
+                rc,
+                _lib.strerror(rc) + detail,
+                op=f"attach in {where}",
+                job=job,
+                rank=rank,
+            )
+    ring = Ring(int(handle.value or 0), job, rank)
+    c_info = _lib.InfoDesc()
+    rc = lib.shml_info_get(ring.handle, ctypes.byref(c_info))
+    if rc != _lib.OK:
+        raise ring.error(rc, "attach (info)")
+    info = RingInfo(
+        base=int(c_info.base or 0),
+        size=int(c_info.size),
+        slot_count=int(c_info.slot_count),
+        slot_size=int(c_info.slot_size),
+        batch_capacity=int(c_info.batch_capacity),
+        rank=int(c_info.rank),
+        ranks=int(c_info.ranks),
+        ntensors=int(c_info.ntensors),
+        producer_pid=int(c_info.producer_pid),
+        config_hash=int(c_info.config_hash),
+    )
+    return Loader(ring, where, info, batch_timeout)
