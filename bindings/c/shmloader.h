@@ -109,15 +109,17 @@ int shml_attach_dir(const char *dir, const char *job, int rank, int timeout_ms,
                     shml_consumer **out);
 
 /* Take the next batch, waiting up to timeout_ms (< 0: forever). Returns SHML_OK with *out
- * filled, SHML_EEPOCH once at the end of each epoch (then the next epoch follows),
+ * filled, SHML_EEPOCH once at the end of each epoch (then the next epoch follows; *out
+ * holds the marker's seq and the epoch that ended, with rows 0 and no tensors),
  * SHML_EEOS at the end of the stream, or an error. */
 int shml_next(shml_consumer *c, int timeout_ms, shml_batch *out);
 
 /* Hand a held batch back to the producer. Batches may be released in any order. */
 int shml_release(shml_consumer *c, const shml_batch *b);
 
-/* Reposition this rank's stream: the next batch delivered is (epoch, step). Batches
- * already held stay valid. */
+/* Reposition this rank's stream: the next batch delivered is (epoch, step). Every held
+ * batch is released first (PROTOCOL.md "Seek"). After the end of the stream nothing
+ * answers a seek: shml_next keeps returning SHML_EEOS. */
 int shml_seek(shml_consumer *c, uint64_t epoch, uint64_t step);
 
 /* Release everything, drop the consumer lock, unmap. c is freed; NULL is allowed. */
@@ -130,6 +132,8 @@ uint32_t shml_held(const shml_consumer *c);
 int shml_errno(const shml_consumer *c);
 /* Human-readable explanation of an error code; never NULL. */
 const char *shml_strerror(int err);
+/* The code's name ("SHML_EGONE", ...), "SHML_UNKNOWN" if unknown; never NULL. */
+const char *shml_errname(int err);
 /* Item size in bytes of a dtype code, 0 if unknown. */
 size_t shml_dtype_size(int32_t dtype);
 /* Name of a dtype code ("float32", ...), "unknown" if unknown. */

@@ -1,0 +1,152 @@
+/*
+ * layout.h - the shared-memory structures of ring/PROTOCOL.md, version 1.
+ *
+ * Every field is naturally aligned, so the structs need no packing attribute; the
+ * asserts below pin every offset and size to the protocol (and tests/test_layout.c pins
+ * them to ring/testdata/layout.golden). Fields marked atomic are only touched with
+ * __atomic builtins; the tag in brackets names the publish/acquire pair.
+ */
+#ifndef SHML_LAYOUT_H
+#define SHML_LAYOUT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define SHML__MAGIC "SHMLRING"
+#define SHML__HEADER_BYTES 512u
+#define SHML__SCHEMA_OFFSET 512u
+#define SHML__TENSOR_BYTES 128u
+#define SHML__SLOT_HEADER_BYTES 64u
+#define SHML__PAGE 4096u
+#define SHML__MAX_SCHEMA 256u
+#define SHML__MIN_SLOTS 2u
+#define SHML__MAX_SLOTS 65536u
+#define SHML__NAME_BYTES 48u
+#define SHML__JOB_BYTES 48u
+#define SHML__JOB_MAX 40u
+#define SHML__ROW_DIMS 4u
+
+/* slot flags */
+#define SHML__END_OF_EPOCH 1u
+#define SHML__END_OF_STREAM 2u
+
+/* header state */
+#define SHML__RUNNING 1u
+#define SHML__FINISHED 2u
+#define SHML__STOPPED 3u
+
+struct shml__header {
+  /* line 0: identity, written before version and never changed after */
+  char magic[8];              /* P "SHMLRING" */
+  uint32_t version;           /* P atomic [HDR]: 1 stored last with release */
+  uint32_t header_size;       /* P offset of slot 0 */
+  uint64_t total_size;        /* P file size */
+  uint64_t slot_size;         /* P bytes per slot */
+  uint32_t slot_count;        /* P ring depth */
+  uint32_t schema_count;      /* P tensors per slot */
+  uint32_t schema_offset;     /* P always 512 */
+  uint32_t rank;              /* P */
+  uint32_t ranks;             /* P */
+  int32_t producer_pid;       /* P */
+  uint64_t producer_start;    /* P */
+  uint32_t batch_capacity;    /* P rows per slot */
+  uint32_t slot_header_size;  /* P always 64 */
+  uint64_t config_hash;       /* P opaque */
+  char job[SHML__JOB_BYTES];  /* P NUL-padded */
+  /* line 1: producer hot line */
+  uint64_t head;              /* P atomic [PUB]: slots published */
+  uint32_t head_bell;         /* P atomic futex word */
+  uint32_t state;             /* P atomic [STATE] */
+  uint64_t seek_ack;          /* P atomic, diagnostics */
+  uint8_t pad1[104];
+  /* line 2: consumer hot line */
+  uint64_t tail;              /* C atomic [REL]: slots released */
+  uint32_t tail_bell;         /* C atomic futex word */
+  int32_t consumer_pid;       /* C atomic */
+  uint8_t pad2[112];
+  /* line 3: control */
+  uint32_t cons_waiting;      /* C atomic */
+  uint32_t prod_waiting;      /* P atomic */
+  uint64_t seek_seq;          /* C atomic [SEEK] seqlock */
+  uint64_t seek_epoch;        /* C atomic, valid when seek_seq is even */
+  uint64_t seek_step;         /* C atomic, valid when seek_seq is even */
+  uint8_t reserved[96];
+};
+
+struct shml__tensor_entry {
+  char name[SHML__NAME_BYTES]; /* NUL-terminated, NUL-padded */
+  uint32_t dtype;
+  uint32_t ndim;               /* per-row dimensions, 0..4 */
+  uint64_t shape[SHML__ROW_DIMS];
+  uint64_t offset;             /* start in the slot */
+  uint64_t row_bytes;
+  uint64_t nbytes;             /* batch_capacity * row_bytes */
+  uint8_t reserved[16];
+};
+
+struct shml__slot_header {
+  uint64_t seq;
+  uint64_t epoch;
+  uint64_t step;
+  uint32_t rows;
+  uint32_t flags;
+  uint64_t gen;
+  uint8_t reserved[24];
+};
+
+#define SHML__AT(type, field, off) \
+  _Static_assert(offsetof(struct type, field) == (off), #type "." #field " offset")
+
+SHML__AT(shml__header, magic, 0);
+SHML__AT(shml__header, version, 8);
+SHML__AT(shml__header, header_size, 12);
+SHML__AT(shml__header, total_size, 16);
+SHML__AT(shml__header, slot_size, 24);
+SHML__AT(shml__header, slot_count, 32);
+SHML__AT(shml__header, schema_count, 36);
+SHML__AT(shml__header, schema_offset, 40);
+SHML__AT(shml__header, rank, 44);
+SHML__AT(shml__header, ranks, 48);
+SHML__AT(shml__header, producer_pid, 52);
+SHML__AT(shml__header, producer_start, 56);
+SHML__AT(shml__header, batch_capacity, 64);
+SHML__AT(shml__header, slot_header_size, 68);
+SHML__AT(shml__header, config_hash, 72);
+SHML__AT(shml__header, job, 80);
+SHML__AT(shml__header, head, 128);
+SHML__AT(shml__header, head_bell, 136);
+SHML__AT(shml__header, state, 140);
+SHML__AT(shml__header, seek_ack, 144);
+SHML__AT(shml__header, tail, 256);
+SHML__AT(shml__header, tail_bell, 264);
+SHML__AT(shml__header, consumer_pid, 268);
+SHML__AT(shml__header, cons_waiting, 384);
+SHML__AT(shml__header, prod_waiting, 388);
+SHML__AT(shml__header, seek_seq, 392);
+SHML__AT(shml__header, seek_epoch, 400);
+SHML__AT(shml__header, seek_step, 408);
+SHML__AT(shml__header, reserved, 416);
+_Static_assert(sizeof(struct shml__header) == SHML__HEADER_BYTES, "header size");
+
+SHML__AT(shml__tensor_entry, name, 0);
+SHML__AT(shml__tensor_entry, dtype, 48);
+SHML__AT(shml__tensor_entry, ndim, 52);
+SHML__AT(shml__tensor_entry, shape, 56);
+SHML__AT(shml__tensor_entry, offset, 88);
+SHML__AT(shml__tensor_entry, row_bytes, 96);
+SHML__AT(shml__tensor_entry, nbytes, 104);
+SHML__AT(shml__tensor_entry, reserved, 112);
+_Static_assert(sizeof(struct shml__tensor_entry) == SHML__TENSOR_BYTES, "tensor entry size");
+
+SHML__AT(shml__slot_header, seq, 0);
+SHML__AT(shml__slot_header, epoch, 8);
+SHML__AT(shml__slot_header, step, 16);
+SHML__AT(shml__slot_header, rows, 24);
+SHML__AT(shml__slot_header, flags, 28);
+SHML__AT(shml__slot_header, gen, 32);
+SHML__AT(shml__slot_header, reserved, 40);
+_Static_assert(sizeof(struct shml__slot_header) == SHML__SLOT_HEADER_BYTES, "slot header size");
+
+#undef SHML__AT
+
+#endif /* SHML_LAYOUT_H */
