@@ -26,7 +26,10 @@ run_pair() {
   "$BIN" debug-produce --job "$job" --ranks 1 --quiet --drain-timeout 60s $pflags >/dev/null &
   local prod=$!
   "$@" --job "$job"
-  wait "$prod"
+  # The consumer stops at its count, before the end markers: stop the producer (SIGTERM is
+  # a clean stop that removes its segments).
+  kill -TERM "$prod" 2>/dev/null || true
+  wait "$prod" || true
 }
 
 echo "== 2. cross-process handoff of an empty batch (8-byte stamp), $BATCHES batches"

@@ -52,7 +52,10 @@ func NewReader(mem []byte, g *Geometry, alive func() error) (*Reader, error) {
 	r.gen = s / 2
 	h.ConsumerPID.Store(uint32(os.Getpid()))
 	r.w = waiter{bell: &h.HeadBell, waiting: &h.ConsWaiting, check: func() error {
-		switch h.State.Load() { // [STATE] acquire
+		switch st := h.State.Load(); st { // [STATE] acquire
+		case 0, StateRunning:
+		default:
+			return fmt.Errorf("%w: producer state %d", ErrCorrupt, st)
 		case StateStopped:
 			return ErrProducerGone
 		case StateFinished:
@@ -92,6 +95,9 @@ func (r *Reader) Next(timeout time.Duration) (View, uint64, error) {
 			return View{}, 0, fmt.Errorf("%w: head %d against tail %d", ErrCorrupt, head, r.tail)
 		}
 		if r.cursor == head {
+			if r.cursor-r.tail == n {
+				return View{}, 0, ErrHeld // every slot is read and the oldest is held: nothing can come
+			}
 			err := r.w.wait(func() bool { return r.h.Head.Load() > r.cursor }, timeout)
 			r.eos = r.eos || err == ErrEndOfStream
 			r.gone = r.gone || err == ErrProducerGone

@@ -175,6 +175,28 @@ func TestHoldingIsLimitedToDepthMinusOne(t *testing.T) {
 	}
 }
 
+// With every slot read and only the oldest held, nothing new can be published: Next says
+// so at once instead of waiting out its timeout.
+func TestHoldingTheOldestOfAFullRingIsHeld(t *testing.T) {
+	p, r, _ := newRing(t, testSpec("oldest", 4, 1))
+	for step := range uint64(4) {
+		publish(t, p, 0, step, 1)
+	}
+	oldest := next(t, r)
+	for range 3 {
+		r.Release(next(t, r).Seq)
+	}
+	start := time.Now()
+	if _, _, err := r.Next(5 * time.Second); !errors.Is(err, ErrHeld) || time.Since(start) > time.Second {
+		t.Fatalf("want ErrHeld at once, got %v after %v", err, time.Since(start))
+	}
+	r.Release(oldest.Seq)
+	publish(t, p, 0, 4, 1)
+	if v := next(t, r); v.Step != 4 {
+		t.Fatalf("after releasing the oldest got step %d, want 4", v.Step)
+	}
+}
+
 func TestTimeoutAndStop(t *testing.T) {
 	p, r, _ := newRing(t, testSpec("stop", 4, 1))
 	start := time.Now()

@@ -46,6 +46,9 @@ func Validate(mem []byte, job string, rank int) (*Geometry, error) {
 		return nil, fmt.Errorf("%w: file is %d bytes, the header alone needs %d", ErrSize, len(mem), HeaderFixed)
 	}
 	if !bytes.Equal(mem[:8], Magic[:]) {
+		if bytes.Equal(mem[:12], make([]byte, 12)) {
+			return nil, ErrNotReady // the producer has not written the header yet
+		}
 		return nil, fmt.Errorf("%w (%q)", ErrMagic, mem[:8])
 	}
 	// [HDR] acquire: everything before version was written before it.

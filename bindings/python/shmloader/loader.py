@@ -367,7 +367,8 @@ class Loader:
     def seek(self, epoch: int, step: int) -> None:
         """Reposition this rank's stream: the next batch delivered is ``(epoch, step)``.
 
-        Batches already held stay valid.
+        Every held batch is released first (a held slot could keep the producer from
+        publishing the answer); views of them then show whatever the producer writes.
         """
         e, s = _index(epoch, 2**64), _index(step, 2**64)
         if e is None or s is None:
@@ -379,6 +380,8 @@ class Loader:
         epoch, step = e, s
         ring = self._live("seek")
         with ring.lock:
+            ring.release_all()
+            ring.dropped.clear()
             rc = _lib.lib().shml_seek(ring.handle, epoch, step)
             if rc != _lib.OK:
                 raise ring.error(rc, f"seek({epoch}, {step})")

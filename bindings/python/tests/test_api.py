@@ -132,6 +132,20 @@ def test_seek_delivers_that_batch_next(produce, attach):
     assert (after.epoch, after.step) == (2, 0)
 
 
+def test_seek_while_holding_on_a_full_ring(produce, attach):
+    """The oldest slot held and the ring full of stale batches: seek still gets its answer,
+    because it releases what the loader holds."""
+    depth = 4
+    produce(depth=depth, batches=50, epochs=3)
+    loader = attach()
+    held = loader.next()
+    time.sleep(0.2)  # the producer fills the ring behind the held slot
+    loader.seek(2, 10)
+    assert held.released
+    b = loader.next(timeout=5)
+    assert (b.epoch, b.step) == (2, 10)
+
+
 def test_state_dict_resume_gives_the_same_bytes(produce, attach):
     batches = 8
     produce(batches=batches, epochs=10)  # still serving when the resumed loader seeks
