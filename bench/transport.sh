@@ -32,10 +32,11 @@ run_pair() {
   wait "$prod" || true
 }
 
-echo "== 2. cross-process handoff of an empty batch (8-byte stamp), $BATCHES batches"
+echo "== 2. cross-process handoff, $BATCHES batches: empty (one 8-byte stamp tensor) and 4 tensors (id, payload, crc, t_ns)"
 n=$((BATCHES + 1000))
 for r in $(seq "$ROUNDS"); do
-  for mode in "saturated:--interval-us 0" "paced-20us:--interval-us 20"; do
+  for mode in "empty-saturated:--empty --interval-us 0" "empty-paced-20us:--empty --interval-us 20" \
+    "4tensors-saturated:--interval-us 0" "4tensors-paced-20us:--interval-us 20"; do
     name=${mode%%:*} flags="--depth 64 --rows 1 --row-bytes 8 --batches $n ${mode#*:}"
     echo "round=$r mode=$name $(run_pair "$flags" "$BIN" debug-consume --batches "$BATCHES")"
     echo "round=$r mode=$name $(run_pair "$flags" "$CBENCH" --batches "$BATCHES")"

@@ -10,7 +10,7 @@ import (
 // costs the peer a system call and, on virtual machines, an inter-processor interrupt
 // worth tens of microseconds; a batch that arrives within the spin costs neither.
 // bench/RESULTS.md has the measurements behind the value.
-var SpinFor = 50 * time.Microsecond
+var SpinFor = 100 * time.Microsecond
 
 const sliceMax = 50 * time.Millisecond // longest single sleep: bounds how late a death is seen
 

@@ -29,6 +29,7 @@ func runDebugProduce(args []string) error {
 	interval := fs.Int("interval-us", 0, "pause between batches of a rank, in microseconds")
 	fs.DurationVar(&c.DrainTimeout, "drain-timeout", 30e9, "at the end, how long to wait for consumers to read everything")
 	fs.BoolVar(&c.Copy, "copy", false, "copy one pre-made batch into every slot and skip the stream CRC (benchmarks)")
+	fs.BoolVar(&c.Empty, "empty", false, "slots hold only the t_ns stamp tensor (handoff benchmarks)")
 	quiet := fs.Bool("quiet", false, "no progress on stderr")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: shmloader debug-produce --job NAME [flags]\n\n"+

@@ -8,6 +8,8 @@
 //	payload uint8  [rows, row_bytes] pseudo-random bytes seeded by (seed, id)
 //	crc     uint32 [rows]            CRC-32 (IEEE) of the row's payload
 //	t_ns    int64  [rows]            row 0: CLOCK_MONOTONIC ns just before publish
+//
+// With Empty, a slot has only t_ns: the smallest batch there is, for handoff latency.
 package synthetic
 
 import (
@@ -40,6 +42,7 @@ type Config struct {
 	Interval     time.Duration // pause between batches of a rank
 	DrainTimeout time.Duration // how long to wait at the end for consumers to read everything
 	Copy         bool          // copy one pre-made batch into every slot and skip the stream CRC (for benchmarks)
+	Empty        bool          // slots hold only the t_ns stamp (handoff benchmarks)
 	Log          io.Writer     // progress; nil for none
 }
 
@@ -56,6 +59,10 @@ func (r Result) String() string {
 
 // Spec is the ring layout of one rank.
 func (c Config) Spec(rank int) ring.Spec {
+	if c.Empty {
+		return ring.Spec{Job: c.Job, Rank: rank, Ranks: c.Ranks, SlotCount: c.Depth, BatchCapacity: c.Rows,
+			Tensors: []ring.TensorSpec{{Name: "t_ns", DType: ring.Int64}}}
+	}
 	return ring.Spec{Job: c.Job, Rank: rank, Ranks: c.Ranks, SlotCount: c.Depth, BatchCapacity: c.Rows,
 		Tensors: []ring.TensorSpec{
 			{Name: "id", DType: ring.Int64},
@@ -144,6 +151,15 @@ func (c Config) serveRank(ctx context.Context, p *ring.Producer, rank int) (Resu
 		case step >= c.Batches:
 			p.PublishMarker(s, ring.FlagEndOfEpoch, epoch)
 			epoch, step = epoch+1, 0
+			continue
+		}
+		if c.Empty {
+			binary.LittleEndian.PutUint64(s.Tensor(0), uint64(monoNow()))
+			p.Publish(s, epoch, step, c.Rows)
+			res.Batches++
+			res.Rows += uint64(c.Rows)
+			step++
+			pace(c.Interval)
 			continue
 		}
 		payload := s.Tensor(1)

@@ -16,7 +16,7 @@
 
 #include "internal.h"
 
-#define SPIN_NS 50000LL      /* spin this long before the first sleep (ring.SpinFor) */
+#define SPIN_NS 100000LL      /* spin this long before the first sleep (ring.SpinFor) */
 #define SLICE_NS 50000000LL  /* longest single futex sleep */
 
 int64_t shml__now_ns(void) {

@@ -23,10 +23,23 @@ from . import _lib
 from .errors import LoaderClosed, ShmloaderError, error_for
 
 
+# This process's pid, kept current by a fork hook: checked on every call, so no getpid
+# system call on the hot path.
+_pid = os.getpid()
+
+
+def _after_fork_in_child() -> None:
+    global _pid
+    _pid = os.getpid()
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
 def _detach(handle: int, pid: int) -> None:
     # After a fork the child's copy must not detach: that would release the parent's
     # batches and drop its claim. The child's mapping goes away when it exits.
-    if os.getpid() == pid:
+    if _pid == pid:
         _lib.lib().shml_detach(handle)
 
 
@@ -40,7 +53,7 @@ class Ring:
         self.handle = handle
         self.job = job
         self.rank = rank
-        self.pid = os.getpid()
+        self.pid = _pid
         self.lock = threading.RLock()
         self.open = True
         # seq -> descriptor of a held batch (seq is unique in a ring's stream).
@@ -52,7 +65,7 @@ class Ring:
         finalizer.atexit = False  # at exit the kernel unmaps and drops the locks anyway
 
     def check(self, op: str) -> None:
-        if self.pid != os.getpid():
+        if self.pid != _pid:
             raise LoaderClosed(
                 f"{op}: this loader was attached in process {self.pid}; "
                 "attach again in this process (a handle is not shared across fork)",

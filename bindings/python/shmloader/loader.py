@@ -12,7 +12,7 @@ import os
 import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
@@ -24,6 +24,7 @@ from .errors import Corrupt, InvalidArgument, LoaderClosed, ShmloaderError, erro
 # Longest single wait inside the C library. Longer waits are made of such slices, so that
 # Ctrl-C is handled promptly and other threads can release batches meanwhile.
 _SLICE_S = 0.1
+_SLICE_MS = 100
 
 _EPOCH_END = object()
 _STREAM_END = object()
@@ -55,6 +56,15 @@ def _slice_ms(deadline: float | None) -> int:
         return int(_SLICE_S * 1000)
     left = deadline - time.monotonic()
     return max(0, min(int(_SLICE_S * 1000), math.ceil(left * 1000)))
+
+
+class _TensorSchema(NamedTuple):
+    name: str
+    dtype_name: str
+    dtype: np.dtype[Any]
+    row_shape: tuple[int, ...]
+    row_bytes: int
+    offset: int  # from the slot's first tensor
 
 
 @dataclass(frozen=True)
@@ -199,6 +209,10 @@ class Loader:
     ) -> None:
         self._ring: Ring | None = ring
         self._info = info
+        self._schema: list[_TensorSchema] = []
+        self._dtypes: dict[str, str] = {}
+        self._span = 0
+        self._desc = _lib.BatchDesc()
         self._position: tuple[int, int] | None = None
         self._ended = False
         self.job = ring.job
@@ -250,14 +264,16 @@ class Loader:
         """The next Batch, or _EPOCH_END, or _STREAM_END."""
         _check_timeout("timeout", timeout)
         deadline = None if timeout is None else time.monotonic() + timeout
-        desc = _lib.BatchDesc()
-        lib = _lib.lib()
+        ms = _SLICE_MS if timeout is None else min(_SLICE_MS, math.ceil(timeout * 1000))
+        desc = self._desc
+        shml_next = _lib.lib().shml_next
         while True:
             ring = self._live(op)
             with ring.lock:
                 ring.check(op)
-                ring.collect()
-                rc = lib.shml_next(ring.handle, _slice_ms(deadline), ctypes.byref(desc))
+                if ring.dropped:
+                    ring.collect()
+                rc = shml_next(ring.handle, ms, ctypes.byref(desc))
                 if rc == _lib.OK:
                     batch = self._wrap(ring, desc)
                     self._position = (batch.epoch, batch.step + 1)
@@ -272,45 +288,68 @@ class Loader:
                 if rc != _lib.ETIMEOUT or (deadline is not None and time.monotonic() >= deadline):
                     detail = f" (waited {timeout:g} s)" if rc == _lib.ETIMEOUT else ""
                     raise ring.error(rc, op, detail)
+            ms = _slice_ms(deadline)
+
+    def _learn_schema(self, desc: _lib.BatchDesc) -> list[_TensorSchema]:
+        """The tensors' names, dtypes, per-row shapes and places in the slot: fixed for the
+        ring's life, so decoded once, from the first batch."""
+        schema = []
+        base = desc.tensors[0].data or 0
+        for i in range(desc.ntensors):
+            t = desc.tensors[i]
+            name = t.name.decode("utf-8")
+            if t.dtype not in _lib.DTYPES:
+                raise Corrupt(
+                    f"next: tensor {name!r} has unknown dtype {t.dtype}",
+                    job=self.job,
+                    rank=self.rank,
+                )
+            dtype_name, typestr = _lib.DTYPES[t.dtype]
+            row_shape = tuple(int(d) for d in t.shape[1 : t.ndim])
+            row_bytes = math.prod(row_shape) * int(typestr[2:])
+            offset = (t.data or 0) - base
+            if offset < 0:
+                raise Corrupt(
+                    f"next: tensor {name!r} lies before the first tensor of its slot",
+                    job=self.job,
+                    rank=self.rank,
+                )
+            schema.append(
+                _TensorSchema(name, dtype_name, np.dtype(typestr), row_shape, row_bytes, offset)
+            )
+        self._dtypes = {t.name: t.dtype_name for t in schema}
+        self._span = max(t.offset + self._info.batch_capacity * t.row_bytes for t in schema)
+        return schema
 
     def _wrap(self, ring: Ring, desc: _lib.BatchDesc) -> Batch:
-        seq = int(desc.seq)
+        seq = desc.seq
         ring.held[seq] = _lib.BatchDesc.from_buffer_copy(desc)
         try:
-            lease = Lease(ring, seq)
-            arrays: dict[str, NDArray[Any]] = {}
-            dtypes: dict[str, str] = {}
+            schema = self._schema or self._learn_schema(desc)
+            self._schema = schema
+            rows = desc.rows
+            tensors = desc.tensors
+            base = tensors[0].data or 0
             lo, hi = self._info.base, self._info.base + self._info.size
-            for i in range(desc.ntensors):
-                t = desc.tensors[i]
-                name = t.name.decode("utf-8")
-                shape = tuple(int(d) for d in t.shape[: t.ndim])
-                if t.dtype not in _lib.DTYPES:
-                    raise Corrupt(
-                        f"next: tensor {name!r} has unknown dtype {t.dtype}",
-                        job=self.job,
-                        rank=self.rank,
-                    )
-                dtype_name, typestr = _lib.DTYPES[t.dtype]
-                ptr = t.data or 0
-                nbytes = math.prod(shape) * int(typestr[2:])
-                if (
-                    shape[:1] != (desc.rows,)
-                    or nbytes != t.nbytes
-                    or not (lo <= ptr and ptr + nbytes <= hi)
-                ):
-                    raise Corrupt(
-                        f"next: tensor {name!r} (shape {shape}, {t.nbytes} bytes at "
-                        f"{ptr:#x}) does not fit a batch of {desc.rows} rows in the mapping",
-                        job=self.job,
-                        rank=self.rank,
-                    )
-                arrays[name] = np.asarray(View(lease, ptr, shape, typestr))
-                dtypes[name] = dtype_name
+            # Every tensor of a slot sits at a fixed offset from the first (the C library
+            # places them from the validated schema): one view of the slot's tensor area,
+            # checked against the mapping, and each array a window of it.
+            if desc.ntensors != len(schema) or not lo <= base <= hi - self._span:
+                raise Corrupt(
+                    f"next: slot at {base:#x} ({desc.ntensors} tensors) does not match the "
+                    f"ring's {len(schema)} tensors inside the mapping",
+                    job=self.job,
+                    rank=self.rank,
+                )
+            lease = Lease(ring, seq)
+            slot = np.asarray(View(lease, base, (self._span,), "|u1"))
+            arrays: dict[str, NDArray[Any]] = {
+                t.name: np.ndarray((rows, *t.row_shape), t.dtype, slot, t.offset) for t in schema
+            }
         except BaseException:
             ring.release(seq)
             raise
-        return Batch(lease, seq, int(desc.epoch), int(desc.step), int(desc.rows), arrays, dtypes)
+        return Batch(lease, seq, desc.epoch, desc.step, rows, arrays, self._dtypes)
 
     def next(self, timeout: float | None = None) -> Batch | None:
         """The next batch, or None at the end of an epoch (once per epoch) and at the end
