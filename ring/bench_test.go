@@ -27,7 +27,7 @@ func BenchmarkHandoff(b *testing.B) {
 }
 
 func benchHandoff(b *testing.B, oneInFlight bool) {
-	p, r, _ := newRing(&testing.T{}, Spec{Job: "bh", Ranks: 1, SlotCount: 64, BatchCapacity: 1,
+	p, r, _ := newRing(b, Spec{Job: "bh", Ranks: 1, SlotCount: 64, BatchCapacity: 1,
 		Tensors: []TensorSpec{{Name: "t_ns", DType: Int64}}})
 	go func() {
 		for i := range b.N {
@@ -78,7 +78,7 @@ func BenchmarkThroughput(b *testing.B) {
 func benchThroughput(b *testing.B, size int, touch bool) {
 	{
 		{
-			p, r, _ := newRing(&testing.T{}, Spec{Job: "bt", Ranks: 1, SlotCount: throughputDepth, BatchCapacity: 1,
+			p, r, _ := newRing(b, Spec{Job: "bt", Ranks: 1, SlotCount: throughputDepth, BatchCapacity: 1,
 				Tensors: []TensorSpec{{Name: "x", DType: Uint8, Shape: []int{size}}}})
 			src := make([]byte, size)
 			for i := range src {

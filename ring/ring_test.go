@@ -16,7 +16,7 @@ func testSpec(job string, depth, rows int) Spec {
 
 // newRing creates a ring in a private /dev/shm directory and returns its producer and a
 // reader on a second, independent mapping of the same file.
-func newRing(t *testing.T, s Spec) (*Producer, *Reader, []byte) {
+func newRing(t testing.TB, s Spec) (*Producer, *Reader, []byte) {
 	t.Helper()
 	dir, err := os.MkdirTemp("/dev/shm", "shmloader-ring-test-")
 	if err != nil {

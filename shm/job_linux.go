@@ -24,7 +24,7 @@ type Job struct {
 // checks free space, and creates one segment per entry of sizes (rank order). A live
 // producer of the same job makes it fail with ErrJobBusy. On failure nothing is left
 // behind.
-func CreateJob(dir, job string, sizes []int64) (j *Job, err error) {
+func CreateJob(dir, job string, sizes []int64) (_ *Job, err error) {
 	if err := ValidateJob(job); err != nil {
 		return nil, err
 	}
@@ -35,7 +35,7 @@ func CreateJob(dir, job string, sizes []int64) (j *Job, err error) {
 	if err != nil {
 		return nil, err
 	}
-	j = &Job{Dir: dir, Name: job, lockPath: lockPath, lockFD: fd}
+	j := &Job{Dir: dir, Name: job, lockPath: lockPath, lockFD: fd}
 	defer func() {
 		if err != nil {
 			j.Close()
