@@ -44,12 +44,26 @@ for r in $(seq "$ROUNDS"); do
   done
 done
 
-echo "== 3. cross-process throughput, producer copies each batch into the slot, consumer reads every byte"
+echo "== 3. cross-process throughput: the producer copies each batch into its slot (its one copy);"
+echo "   the consumer takes views (view) or also reads every byte (touch). memcpy: the same bytes copied"
+echo "   in turn into 4 buffers (the ring depth), measured right before, in the same round."
+bps() { sed -n 's/.*bytes_per_s=\([0-9]*\).*/\1/p'; }
 for r in $(seq "$ROUNDS"); do
   for size in 1:65536:3000 16:1048576:300; do
     IFS=: read -r mib rowb nb <<<"$size"
+    memcpy=$(go test -run '^$' -bench "Memcpy/${mib}MiB/rotating" -benchtime 1s ./ring |
+      awk '/^Benchmark/ {print $(NF-1) * 1e6}')
+    echo "round=$r size=${mib}MiB memcpy_bytes_per_s=$memcpy"
     flags="--copy --depth 4 --rows 16 --row-bytes $rowb --batches $((nb + 20))"
-    echo "round=$r size=${mib}MiB $(run_pair "$flags" "$BIN" debug-consume --touch --warmup 20 --batches "$nb")"
-    echo "round=$r size=${mib}MiB $(run_pair "$flags" "$CBENCH" --touch --warmup 20 --batches "$nb")"
+    for mode in view touch; do
+      t=""
+      [ "$mode" = touch ] && t=--touch
+      for c in "$BIN debug-consume" "$CBENCH"; do
+        # shellcheck disable=SC2086
+        line=$(run_pair "$flags" $c $t --warmup 20 --batches "$nb")
+        ratio=$(awk -v a="$(bps <<<"$line")" -v b="$memcpy" 'BEGIN {printf "%.2f", a / b}')
+        echo "round=$r size=${mib}MiB mode=$mode $line ratio_to_memcpy=$ratio"
+      done
+    done
   done
 done
