@@ -53,18 +53,16 @@ func Attach(job string, rank int, o Options) (*Consumer, error) {
 	}
 	path := shm.SegmentPath(shm.Dir(o.Dir), os.Getuid(), job, rank)
 	deadline := time.Now().Add(timeout)
-	var last error
 	for {
 		c, err := tryAttach(path, job, rank)
 		if err == nil {
 			return c, nil
 		}
-		retry := errors.Is(err, shm.ErrNotFound) || errors.Is(err, ring.ErrNotReady) || errors.Is(err, ErrProducerGone) ||
-			(errors.Is(err, ring.ErrSize) && last != nil) // a segment still being sized
-		if !retry {
+		// Not there yet, header not written yet, or a dead producer's segment that a
+		// restart will replace: wait. Anything else is final.
+		if !errors.Is(err, shm.ErrNotFound) && !errors.Is(err, ring.ErrNotReady) && !errors.Is(err, ErrProducerGone) {
 			return nil, err
 		}
-		last = err
 		if timeout > 0 && time.Now().After(deadline) {
 			if errors.Is(err, ErrProducerGone) {
 				return nil, fmt.Errorf("attach %s: only a segment of a dead producer: %w", path, ErrProducerGone)

@@ -54,8 +54,7 @@ func NewReader(mem []byte, g *Geometry, alive func() error) (*Reader, error) {
 	r.w = waiter{bell: &h.HeadBell, waiting: &h.ConsWaiting, check: func() error {
 		switch st := h.State.Load(); st { // [STATE] acquire
 		case 0, StateRunning:
-		default:
-			return fmt.Errorf("%w: producer state %d", ErrCorrupt, st)
+			return alive()
 		case StateStopped:
 			return ErrProducerGone
 		case StateFinished:
@@ -63,8 +62,9 @@ func NewReader(mem []byte, g *Geometry, alive func() error) (*Reader, error) {
 				return ErrEndOfStream
 			}
 			return nil
+		default:
+			return fmt.Errorf("%w: producer state %d", ErrCorrupt, st)
 		}
-		return alive()
 	}}
 	return r, nil
 }
