@@ -81,7 +81,8 @@ static int probe(shml_consumer *c, const char *path, const char *job, int rank, 
   *seen |= SEEN_LIVE;
   if (st.st_size < (off_t)SHML__HEADER_BYTES) return SHML_ESIZE;
   c->size = (size_t)st.st_size;
-  void *base = mmap(NULL, c->size, PROT_READ | PROT_WRITE, MAP_SHARED, c->fd, 0);
+  /* MAP_POPULATE: fault the pages in now, not on the first touch of each batch. */
+  void *base = mmap(NULL, c->size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, c->fd, 0);
   if (base == MAP_FAILED) {
     c->err = errno;
     return SHML_ESYS;
