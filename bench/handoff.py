@@ -38,9 +38,9 @@ def main() -> None:
                 start = time.perf_counter()
             if k >= 0:
                 lat[k] = now - int(batch["t_ns"][0])
-                if a.touch:
-                    for arr in batch.values():
-                        nbytes += arr.nbytes
+                for arr in batch.values():
+                    nbytes += arr.nbytes
+                    if a.touch:
                         sink += int(arr.view(np.uint8).sum(dtype=np.uint64)) & 1
             k += 1
             if k == a.batches:

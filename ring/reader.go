@@ -85,7 +85,7 @@ func (r *Reader) Next(timeout time.Duration) (View, uint64, error) {
 			return View{}, 0, ErrHeld
 		}
 		if r.eos {
-			return View{}, 0, ErrEndOfStream
+			return View{}, 0, r.endOfStream()
 		}
 		if r.gone {
 			return View{}, 0, ErrProducerGone
@@ -101,6 +101,9 @@ func (r *Reader) Next(timeout time.Duration) (View, uint64, error) {
 			err := r.w.wait(func() bool { return r.h.Head.Load() > r.cursor }, timeout)
 			r.eos = r.eos || err == ErrEndOfStream
 			r.gone = r.gone || err == ErrProducerGone
+			if r.eos {
+				return View{}, 0, r.endOfStream()
+			}
 			if err != nil {
 				return View{}, 0, err
 			}
@@ -123,11 +126,20 @@ func (r *Reader) Next(timeout time.Duration) (View, uint64, error) {
 		case sh.Flags&FlagEndOfStream != 0:
 			r.release(sh.Seq)
 			r.eos = true
-			return View{}, sh.Epoch, ErrEndOfStream
+			return View{}, sh.Epoch, r.endOfStream()
 		default:
 			return View{SlotHeader: sh, Mem: r.mem[off : off+r.g.SlotSize : off+r.g.SlotSize]}, 0, nil
 		}
 	}
+}
+
+// endOfStream is ErrEndOfStream, or ErrSeekUnanswered if the stream ended before the
+// producer applied our last seek: a resume must never look like an empty, finished epoch.
+func (r *Reader) endOfStream() error {
+	if r.h.SeekAck.Load() < r.gen {
+		return ErrSeekUnanswered
+	}
+	return ErrEndOfStream
 }
 
 // Release hands the slot of seq back. Slots may be released in any order; the producer

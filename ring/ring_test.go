@@ -3,6 +3,7 @@ package ring
 import (
 	"errors"
 	"os"
+	"slices"
 	"testing"
 	"time"
 
@@ -123,6 +124,23 @@ func TestSeekOnAFullRingWhileHolding(t *testing.T) {
 	v := next(t, r)
 	if err := <-done; err != nil || v.Epoch != 3 || v.Step != 0 {
 		t.Fatalf("after seek on a full ring: producer %v, got epoch %d step %d", err, v.Epoch, v.Step)
+	}
+}
+
+// A seek the producer never saw, because it had finished its stream, is an error, never
+// an empty end of stream (a resume would otherwise silently lose the rest of the epoch).
+func TestSeekAfterTheStreamEndedIsAnError(t *testing.T) {
+	p, r, _ := newRing(t, testSpec("seekend", 8, 1))
+	publish(t, p, 0, 0, 1)
+	publish(t, p, 0, 1, 1)
+	marker(t, p, FlagEndOfStream, 0)
+	p.SetState(StateFinished)
+	next(t, r)
+	r.Seek(0, 0)
+	for range 2 {
+		if _, _, err := r.Next(time.Second); !errors.Is(err, ErrSeekUnanswered) {
+			t.Fatalf("want ErrSeekUnanswered, got %v", err)
+		}
 	}
 }
 
@@ -259,5 +277,68 @@ func TestCorruptCountersAndSlotsAreErrors(t *testing.T) {
 	headerAt(mem).Tail.Store(200) // a consumer's impossible tail must not hurt the producer
 	if _, err := p.Acquire(time.Second); !errors.Is(err, ErrCorrupt) {
 		t.Fatalf("impossible tail: %v", err)
+	}
+}
+
+// wakeLatency runs trials of: one side goes to sleep, the other acts after 20 ms, and
+// returns the median time from the action to the sleeper's return. A lost wake-up would
+// leave the sleeper until its next 50 ms slice: about 25 ms on average.
+func wakeLatency(t *testing.T, trials int, sleep func() error, act func()) time.Duration {
+	t.Helper()
+	lat := make([]time.Duration, 0, trials)
+	for range trials {
+		acted, done := make(chan time.Time, 1), make(chan struct{})
+		go func() {
+			defer close(done)
+			time.Sleep(20 * time.Millisecond) // well past the spin: the sleeper is on the futex
+			acted <- time.Now()
+			act()
+		}()
+		if err := sleep(); err != nil {
+			t.Fatal(err)
+		}
+		lat = append(lat, time.Since(<-acted))
+		<-done
+	}
+	slices.Sort(lat)
+	return lat[len(lat)/2]
+}
+
+func TestASleepingConsumerIsWokenByAPublish(t *testing.T) {
+	p, r, _ := newRing(t, testSpec("wakec", 4, 1))
+	step := uint64(0)
+	med := wakeLatency(t, 9, func() error {
+		v, _, err := r.Next(2 * time.Second)
+		if err == nil {
+			r.Release(v.Seq)
+		}
+		return err
+	}, func() { publish(t, p, 0, step, 1); step++ })
+	if med > 5*time.Millisecond {
+		t.Fatalf("median wake-up %v after a publish: the producer's wake is lost", med)
+	}
+}
+
+func TestASleepingProducerIsWokenByARelease(t *testing.T) {
+	p, r, _ := newRing(t, testSpec("wakep", 2, 1))
+	publish(t, p, 0, 0, 1)
+	publish(t, p, 0, 1, 1)
+	step := uint64(2)
+	med := wakeLatency(t, 9, func() error {
+		s, err := p.Acquire(2 * time.Second)
+		if err == nil {
+			p.Publish(s, 0, step, 1)
+			step++
+		}
+		return err
+	}, func() {
+		v, _, err := r.Next(time.Second)
+		if err != nil {
+			panic(err)
+		}
+		r.Release(v.Seq)
+	})
+	if med > 5*time.Millisecond {
+		t.Fatalf("median wake-up %v after a release: the consumer's wake is lost", med)
 	}
 }

@@ -10,8 +10,8 @@ import (
 )
 
 // Clean removes this user's files in dir that belong to dead producers and returns their
-// paths. A job whose lock is held is live and is never touched; segments with no lock file
-// are removed only if no producer holds them.
+// paths. It takes each job's lock first, as a starting producer does, so a job whose lock
+// is held is live and is never touched.
 func Clean(dir string) ([]string, error) {
 	dir = Dir(dir)
 	uid := os.Getuid()
@@ -19,10 +19,10 @@ func Clean(dir string) ([]string, error) {
 	if err != nil {
 		return nil, &Error{Op: "list", Path: dir, Err: err}
 	}
-	jobs := map[string]bool{} // job -> has a lock file
+	jobs := map[string]bool{}
 	for _, e := range ents {
-		if job, rank, ok := parseName(e.Name(), uid); ok {
-			jobs[job] = jobs[job] || rank < 0
+		if job, _, ok := parseName(e.Name(), uid); ok {
+			jobs[job] = true
 		}
 	}
 	names := make([]string, 0, len(jobs))
@@ -33,28 +33,28 @@ func Clean(dir string) ([]string, error) {
 	var removed []string
 	var errs []error
 	for _, job := range names {
-		r, err := cleanJob(dir, uid, job, jobs[job])
+		r, err := cleanJob(dir, uid, job)
 		removed = append(removed, r...)
 		errs = append(errs, err)
 	}
 	return removed, errors.Join(errs...)
 }
 
-func cleanJob(dir string, uid int, job string, hasLock bool) ([]string, error) {
-	if !hasLock {
-		return removeSegments(dir, uid, job, true)
-	}
+func cleanJob(dir string, uid int, job string) ([]string, error) {
 	lockPath := LockPath(dir, uid, job)
-	fd, err := unix.Open(lockPath, unix.O_RDWR|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	_, statErr := os.Lstat(lockPath)
+	hadLock := statErr == nil
+	fd, err := unix.Open(lockPath, unix.O_RDWR|unix.O_CREAT|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
 	if err != nil {
-		return nil, ignoreMissing(err)
+		return nil, &Error{Op: "open", Path: lockPath, Err: err}
 	}
 	defer unix.Close(fd)
 	ok, err := tryLock(fd, 0, 0)
 	if err != nil || !ok {
-		return nil, err // live job (or unlockable): leave it alone
+		return nil, err // live job: leave it alone
 	}
-	// Holding the job lock, no producer can be creating segments for this job now.
+	// Holding the job lock, no producer can be creating segments for this job now; a
+	// segment whose producer byte is still locked is kept all the same.
 	removed, err := removeSegments(dir, uid, job, true)
 	if err != nil {
 		return removed, err
@@ -62,5 +62,8 @@ func cleanJob(dir string, uid int, job string, hasLock bool) ([]string, error) {
 	if err := ignoreMissing(unix.Unlink(lockPath)); err != nil {
 		return removed, &Error{Op: "remove", Path: lockPath, Err: err}
 	}
-	return append(removed, filepath.Clean(lockPath)), nil
+	if hadLock {
+		removed = append(removed, filepath.Clean(lockPath))
+	}
+	return removed, nil
 }

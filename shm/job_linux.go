@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -61,10 +62,14 @@ func CreateJob(dir, job string, sizes []int64) (_ *Job, err error) {
 	return j, nil
 }
 
+// busyRetries is how many times (10 ms apart) a busy job lock is tried again before the
+// job counts as served by someone else.
+const busyRetries = 20
+
 // lockJob opens (creating if needed) and write-locks the job lock file, and records our
 // pid in it. It retries if a cleaner unlinked the file between our open and our lock.
 func lockJob(path string) (int, error) {
-	for range 100 {
+	for attempt := 0; attempt < 100; attempt++ {
 		fd, err := unix.Open(path, unix.O_RDWR|unix.O_CREAT|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
 		if err != nil {
 			return -1, &Error{Op: "open", Path: path, Err: err}
@@ -75,6 +80,11 @@ func lockJob(path string) (int, error) {
 			return -1, &Error{Op: "open", Path: path, Err: errors.Join(err, ErrPermission)}
 		}
 		ok, err := tryLock(fd, 0, 0)
+		if err == nil && !ok && attempt < busyRetries {
+			unix.Close(fd) // perhaps `shmloader clean` holding it for a moment: try again
+			time.Sleep(10 * time.Millisecond)
+			continue
+		}
 		if err != nil || !ok {
 			holder := readPid(fd)
 			unix.Close(fd)

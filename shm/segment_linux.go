@@ -28,15 +28,16 @@ func create(path string, size int64) (s *Segment, err error) {
 			unix.Unlink(path)
 		}
 	}()
+	// Lock first: from here on the file is visibly alive, even while fallocate runs.
+	if ok, err := tryLock(fd, producerByte, 1); !ok || err != nil {
+		return nil, &Error{Op: "lock", Path: path, Err: errors.Join(err, errors.New("producer byte already locked"))}
+	}
 	// umask can only clear bits; make the mode exact anyway.
 	if err := unix.Fchmod(fd, 0o600); err != nil {
 		return nil, &Error{Op: "chmod", Path: path, Err: err}
 	}
 	if err := reserve(fd, size); err != nil {
 		return nil, &Error{Op: "reserve", Path: path, Err: err}
-	}
-	if ok, err := tryLock(fd, producerByte, 1); !ok || err != nil {
-		return nil, &Error{Op: "lock", Path: path, Err: errors.Join(err, errors.New("producer byte already locked"))}
 	}
 	mem, err := unix.Mmap(fd, 0, int(size), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED|unix.MAP_POPULATE)
 	if err != nil {

@@ -17,6 +17,10 @@ func runClean(args []string) error {
 		fs.PrintDefaults()
 	}
 	fs.Parse(args)
+	if fs.NArg() > 0 {
+		fs.Usage()
+		return fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
 	removed, err := shm.Clean(*dir)
 	for _, p := range removed {
 		fmt.Printf("removed %s\n", p)

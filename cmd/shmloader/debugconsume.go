@@ -9,9 +9,8 @@ import (
 	"time"
 	"unsafe"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/shmloader/shmloader/consumer"
+	"github.com/shmloader/shmloader/producer/synthetic"
 )
 
 // runDebugConsume reads a debug-produce stream and reports handoff latency (from the
@@ -27,6 +26,9 @@ func runDebugConsume(args []string) error {
 	fs.Parse(args)
 	if *job == "" {
 		return errors.New("--job is required")
+	}
+	if *batches < 1 || *warmup < 0 {
+		return errors.New("--batches must be >= 1 and --warmup >= 0")
 	}
 	c, err := consumer.Attach(*job, *rank, consumer.Options{Dir: *dir, Timeout: 30 * time.Second})
 	if err != nil {
@@ -45,7 +47,7 @@ func runDebugConsume(args []string) error {
 		if err != nil {
 			return err
 		}
-		now := monoNs()
+		now := synthetic.MonoNow()
 		if n == *warmup {
 			start = time.Now()
 		}
@@ -64,6 +66,9 @@ func runDebugConsume(args []string) error {
 		n++
 	}
 	secs := time.Since(start).Seconds()
+	if len(lat) == 0 {
+		return errors.New("the stream has no t_ns tensor to measure latency with")
+	}
 	slices.Sort(lat)
 	fmt.Printf("consumer=go batches=%d median_ns=%d p99_ns=%d ns_per_batch=%.0f bytes_per_s=%.0f sink=%d\n",
 		len(lat), lat[len(lat)/2], lat[len(lat)*99/100], secs*1e9/float64(len(lat)), float64(bytes)/secs, sink&1)
@@ -83,10 +88,4 @@ func sum(b []byte) uint64 {
 		s += uint64(c)
 	}
 	return s
-}
-
-func monoNs() int64 {
-	var ts unix.Timespec
-	unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts)
-	return ts.Nano()
 }

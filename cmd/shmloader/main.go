@@ -28,9 +28,13 @@ func usage() {
 }
 
 func main() {
-	if len(os.Args) < 2 || os.Args[1] == "-h" || os.Args[1] == "--help" || os.Args[1] == "help" {
+	if len(os.Args) < 2 {
 		usage()
 		os.Exit(2)
+	}
+	if a := os.Args[1]; a == "-h" || a == "--help" || a == "help" {
+		usage()
+		return
 	}
 	for _, c := range commands {
 		if c.name == os.Args[1] {

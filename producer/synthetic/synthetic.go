@@ -107,13 +107,17 @@ func Run(ctx context.Context, c Config) ([]Result, error) {
 	errs := make([]error, c.Ranks)
 	var wg sync.WaitGroup
 	for r := range prods {
-		wg.Go(func() { results[r], errs[r] = c.serveRank(ctx, prods[r], r) })
+		wg.Go(func() {
+			results[r], errs[r] = c.serveRank(ctx, prods[r], r)
+			if errs[r] != nil { // stopped by a signal, or failed: consumers see it now
+				prods[r].SetState(ring.StateStopped)
+			}
+		})
 	}
+	stopProgress := c.progress(prods)
 	wg.Wait()
+	stopProgress()
 	if err := ctx.Err(); err != nil {
-		for _, p := range prods {
-			p.SetState(ring.StateStopped)
-		}
 		return results, err
 	}
 	return results, errors.Join(errs...)
@@ -130,11 +134,11 @@ func (c Config) serveRank(ctx context.Context, p *ring.Producer, rank int) (Resu
 	}
 	var epoch, step uint64
 	for {
+		if ctx.Err() != nil {
+			return res, ctx.Err()
+		}
 		s, err := p.Acquire(100 * time.Millisecond)
 		if errors.Is(err, ring.ErrTimeout) {
-			if ctx.Err() != nil {
-				return res, ctx.Err()
-			}
 			continue
 		}
 		if err != nil {
@@ -153,34 +157,26 @@ func (c Config) serveRank(ctx context.Context, p *ring.Producer, rank int) (Resu
 			epoch, step = epoch+1, 0
 			continue
 		}
-		if c.Empty {
-			binary.LittleEndian.PutUint64(s.Tensor(0), uint64(monoNow()))
-			p.Publish(s, epoch, step, c.Rows)
-			res.Batches++
-			res.Rows += uint64(c.Rows)
-			step++
-			pace(c.Interval)
-			continue
+		stamp := s.Tensor(0)
+		if !c.Empty {
+			payload := s.Tensor(1)
+			crcs := tmplCRC
+			if c.Copy {
+				copy(payload, tmpl) // the one copy into the slot
+			} else {
+				c.fillPayload(payload, rank, epoch, step)
+				crcs = rowCRCs(payload, c.Rows, c.RowBytes)
+				res.CRC = crc32.Update(res.CRC, crc32.IEEETable, payload)
+			}
+			c.fillMeta(s, rank, epoch, step, crcs)
+			stamp = s.Tensor(3)
 		}
-		payload := s.Tensor(1)
-		crcs := tmplCRC
-		if c.Copy {
-			copy(payload, tmpl) // the one copy into the slot
-		} else {
-			c.fillPayload(payload, rank, epoch, step)
-			crcs = rowCRCs(payload, c.Rows, c.RowBytes)
-			res.CRC = crc32.Update(res.CRC, crc32.IEEETable, payload)
-		}
-		c.fillMeta(s, rank, epoch, step, crcs)
 		res.Batches++
 		res.Rows += uint64(c.Rows)
-		binary.LittleEndian.PutUint64(s.Tensor(3), uint64(monoNow()))
+		binary.LittleEndian.PutUint64(stamp, uint64(MonoNow()))
 		p.Publish(s, epoch, step, c.Rows)
 		step++
 		pace(c.Interval)
-		if ctx.Err() != nil {
-			return res, ctx.Err()
-		}
 	}
 }
 
@@ -262,7 +258,31 @@ func xorshift(x uint64) uint64 {
 	return x
 }
 
-func monoNow() int64 {
+// progress prints every ring's state to Log every 5 s until the returned func is called.
+func (c Config) progress(prods []*ring.Producer) (stop func()) {
+	if c.Log == nil || c.Log == io.Discard {
+		return func() {}
+	}
+	done := make(chan struct{})
+	t := time.NewTicker(5 * time.Second)
+	go func() {
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+			for r, p := range prods {
+				fmt.Fprintf(c.Log, "debug-produce: rank %d published %d, ring %d/%d full, consumer pid %d\n",
+					r, p.Published(), p.Occupancy(), p.Geometry().SlotCount, p.ConsumerPID())
+			}
+		}
+	}()
+	return func() { t.Stop(); close(done) }
+}
+
+// MonoNow is CLOCK_MONOTONIC in nanoseconds, the clock of the t_ns stamps.
+func MonoNow() int64 {
 	var ts unix.Timespec
 	unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts)
 	return ts.Nano()
