@@ -42,13 +42,3 @@ func (d DType) String() string {
 	}
 	return "unknown"
 }
-
-// ParseDType maps a name such as "float32" to its code.
-func ParseDType(name string) (DType, bool) {
-	for i := 1; i < len(dtypeInfo); i++ {
-		if dtypeInfo[i].name == name {
-			return DType(i), true
-		}
-	}
-	return 0, false
-}

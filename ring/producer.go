@@ -139,6 +139,9 @@ func (p *Producer) PollSeek() (epoch, step uint64, ok bool) {
 // Drained reports whether the consumer has released everything published.
 func (p *Producer) Drained() bool { return p.h.Tail.Load() == p.head }
 
+// Released is the number of slots the consumer has released (its tail).
+func (p *Producer) Released() uint64 { return p.h.Tail.Load() }
+
 // Published is the number of slots published so far.
 func (p *Producer) Published() uint64 { return p.head }
 

@@ -65,7 +65,7 @@ func Validate(mem []byte, job string, rank int) (*Geometry, error) {
 	if err != nil {
 		return nil, err
 	}
-	if rank >= 0 && (g.Job != job || g.Rank != uint32(rank)) {
+	if rank >= 0 && (!bytes.Equal(h.Job[:], padded(job)) || g.Rank != uint32(rank)) {
 		return nil, fmt.Errorf("%w: segment belongs to job %q rank %d, expected job %q rank %d",
 			ErrCorrupt, g.Job, g.Rank, job, rank)
 	}
@@ -75,6 +75,13 @@ func Validate(mem []byte, job string, rank int) (*Geometry, error) {
 		return nil, err
 	}
 	return g, nil
+}
+
+// padded is job as the header's NUL-padded job field holds it.
+func padded(job string) []byte {
+	b := make([]byte, len(Header{}.Job))
+	copy(b[:len(b)-1], job)
+	return b
 }
 
 func validateGeometry(h *Header, fileSize uint64) (*Geometry, error) {

@@ -57,6 +57,7 @@ func TestValidateGivesADistinctErrorPerFailure(t *testing.T) {
 		{"capacity 0", "v", 0, func(m []byte) []byte { put32(m, 64, 0); return m }, ErrSize},
 		{"other job", "w", 0, nil, ErrCorrupt},
 		{"other rank", "v", 1, nil, ErrCorrupt},
+		{"job padding", "v", 0, func(m []byte) []byte { m[80+10] = 'x'; return m }, ErrCorrupt},
 		{"dtype 99", "v", 0, func(m []byte) []byte { put32(m, entry(0, 48), 99); return m }, ErrSchema},
 		{"ndim 5", "v", 0, func(m []byte) []byte { put32(m, entry(0, 52), 5); return m }, ErrSchema},
 		{"shape beyond ndim", "v", 0, func(m []byte) []byte { put64(m, entry(0, 64), 2); return m }, ErrSchema},

@@ -108,7 +108,7 @@ func Run(ctx context.Context, c Config) ([]Result, error) {
 	var wg sync.WaitGroup
 	for r := range prods {
 		wg.Go(func() {
-			results[r], errs[r] = c.serveRank(ctx, prods[r], r)
+			results[r], errs[r] = c.serveRank(ctx, prods[r], r, job.Segments[r].ConsumerAttached)
 			if errs[r] != nil { // stopped by a signal, or failed: consumers see it now
 				prods[r].SetState(ring.StateStopped)
 			}
@@ -123,7 +123,7 @@ func Run(ctx context.Context, c Config) ([]Result, error) {
 	return results, errors.Join(errs...)
 }
 
-func (c Config) serveRank(ctx context.Context, p *ring.Producer, rank int) (Result, error) {
+func (c Config) serveRank(ctx context.Context, p *ring.Producer, rank int, attached func() (bool, error)) (Result, error) {
 	res := Result{Rank: rank}
 	var tmpl []byte
 	var tmplCRC []uint32
@@ -132,7 +132,7 @@ func (c Config) serveRank(ctx context.Context, p *ring.Producer, rank int) (Resu
 		c.fillPayload(tmpl, rank, 0, 0)
 		tmplCRC = rowCRCs(tmpl, c.Rows, c.RowBytes)
 	}
-	var epoch, step uint64
+	var epoch, step, dataEnd uint64 // dataEnd: slots published up to the last data batch
 	for {
 		if ctx.Err() != nil {
 			return res, ctx.Err()
@@ -151,7 +151,7 @@ func (c Config) serveRank(ctx context.Context, p *ring.Producer, rank int) (Resu
 		case c.Epochs != 0 && epoch >= c.Epochs:
 			p.PublishMarker(s, ring.FlagEndOfStream, epoch)
 			p.SetState(ring.StateFinished)
-			return res, c.drain(ctx, p)
+			return res, c.drain(ctx, p, dataEnd, attached)
 		case step >= c.Batches:
 			p.PublishMarker(s, ring.FlagEndOfEpoch, epoch)
 			epoch, step = epoch+1, 0
@@ -175,15 +175,23 @@ func (c Config) serveRank(ctx context.Context, p *ring.Producer, rank int) (Resu
 		res.Rows += uint64(c.Rows)
 		binary.LittleEndian.PutUint64(stamp, uint64(MonoNow()))
 		p.Publish(s, epoch, step, c.Rows)
+		dataEnd = p.Published()
 		step++
 		pace(c.Interval)
 	}
 }
 
-// drain waits until the consumer has released everything, for up to DrainTimeout.
-func (c Config) drain(ctx context.Context, p *ring.Producer) error {
+// drain waits, for up to DrainTimeout, until the consumer has released everything, or has
+// released every batch and gone (one that read only its epochs never takes the final
+// end-of-stream marker).
+func (c Config) drain(ctx context.Context, p *ring.Producer, dataEnd uint64, attached func() (bool, error)) error {
 	deadline := time.Now().Add(c.DrainTimeout)
 	for !p.Drained() {
+		if p.Released() >= dataEnd {
+			if on, err := attached(); err == nil && !on {
+				return nil
+			}
+		}
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
