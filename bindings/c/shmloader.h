@@ -43,6 +43,7 @@ enum {
   SHML_EPERM = -14,    /* segment not a 0600 regular file owned by this user */
   SHML_ENOMEM = -15,   /* out of memory */
   SHML_ESYS = -16,     /* a system call failed; see shml_errno */
+  SHML_ESEEK = -17,    /* seek not answered: the producer finished its stream first */
 };
 
 /* dtype codes (PROTOCOL.md, "dtypes"). */
@@ -111,15 +112,20 @@ int shml_attach_dir(const char *dir, const char *job, int rank, int timeout_ms,
 /* Take the next batch, waiting up to timeout_ms (< 0: forever). Returns SHML_OK with *out
  * filled, SHML_EEPOCH once at the end of each epoch (then the next epoch follows; *out
  * holds the marker's seq and the epoch that ended, with rows 0 and no tensors),
- * SHML_EEOS at the end of the stream, or an error. */
+ * SHML_EEOS at the end of the stream (and on every later call), or an error.
+ * A seek issued after the producer finished is reported as SHML_ESEEK, never as a
+ * silent end of stream: where the stream ends before the producer acknowledged this
+ * handle's last shml_seek, this call (and every later one) returns SHML_ESEEK instead
+ * of SHML_EEOS. */
 int shml_next(shml_consumer *c, int timeout_ms, shml_batch *out);
 
 /* Hand a held batch back to the producer. Batches may be released in any order. */
 int shml_release(shml_consumer *c, const shml_batch *b);
 
 /* Reposition this rank's stream: the next batch delivered is (epoch, step). Every held
- * batch is released first (PROTOCOL.md "Seek"). After the end of the stream nothing
- * answers a seek: shml_next keeps returning SHML_EEOS. */
+ * batch is released first (PROTOCOL.md "Seek"). Only a running producer answers a seek:
+ * a seek issued after the producer finished is reported as SHML_ESEEK, never as a silent
+ * end of stream (shml_next returns SHML_ESEEK where it would have returned SHML_EEOS). */
 int shml_seek(shml_consumer *c, uint64_t epoch, uint64_t step);
 
 /* Release everything, drop the consumer lock, unmap. c is freed; NULL is allowed. */

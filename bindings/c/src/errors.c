@@ -22,6 +22,8 @@ SHML_API const char *shml_strerror(int err) {
   case SHML_EPERM: return "segment is not a 0600 regular file owned by this user";
   case SHML_ENOMEM: return "out of memory";
   case SHML_ESYS: return "a system call failed (see shml_errno)";
+  case SHML_ESEEK:
+    return "seek not answered: the producer finished its stream before it saw the request";
   default: return "unknown shmloader error";
   }
 }
@@ -45,6 +47,7 @@ SHML_API const char *shml_errname(int err) {
   case SHML_EPERM: return "SHML_EPERM";
   case SHML_ENOMEM: return "SHML_ENOMEM";
   case SHML_ESYS: return "SHML_ESYS";
+  case SHML_ESEEK: return "SHML_ESEEK";
   default: return "SHML_UNKNOWN";
   }
 }

@@ -64,6 +64,15 @@ static void fill(shml_consumer *c, const struct shml__slot_header *s, shml_batch
   out->tensors = ts;
 }
 
+/* Where the stream ends: SHML_EEOS, or SHML_ESEEK if the producer finished before it
+ * applied our last seek (PROTOCOL.md "Seek"). A resume must never look like a finished
+ * stream. The acquire pairs with the producer's store of seek_ack, which precedes both
+ * its publish of the END_OF_STREAM marker [PUB] and its store of state 2 [STATE]. */
+static int end_of_stream(const shml_consumer *c) {
+  if (__atomic_load_n(&c->hdr->seek_ack, __ATOMIC_ACQUIRE) < c->gen) return SHML_ESEEK;
+  return SHML_EEOS;
+}
+
 /* Read the slot at the cursor (published: cursor < head). */
 static int take(shml_consumer *c, shml_batch *out) {
   struct shml__slot_header s;
@@ -83,7 +92,7 @@ static int take(shml_consumer *c, shml_batch *out) {
     out->step = s.step;
     if (markers == SHML__END_OF_EPOCH) return SHML_EEPOCH;
     c->eos = 1;
-    return SHML_EEOS;
+    return end_of_stream(c);
   }
   c->held[s.seq % c->g.slot_count] = 1;
   c->nheld++;
@@ -94,7 +103,7 @@ static int take(shml_consumer *c, shml_batch *out) {
 SHML_API int shml_next(shml_consumer *c, int timeout_ms, shml_batch *out) {
   if (c == NULL || out == NULL) return SHML_EINVAL;
   if (c->nheld >= c->g.slot_count - 1) return SHML_EHELD;
-  if (c->eos) return SHML_EEOS;
+  if (c->eos) return end_of_stream(c);
   struct shml__header *h = c->hdr;
   int64_t deadline = shml__deadline(timeout_ms);
   for (;;) {
@@ -104,6 +113,8 @@ SHML_API int shml_next(shml_consumer *c, int timeout_ms, shml_batch *out) {
     uint64_t head = __atomic_load_n(&h->head, __ATOMIC_ACQUIRE); /* [PUB] acquire */
     if (head < c->cursor || head - c->tail > c->g.slot_count) return SHML_ECORRUPT;
     if (c->cursor < head) {
+      /* A skipped END_OF_STREAM marker of an older generation ends nothing here: the
+       * producer never answered our seek, and the state check below says so. */
       int rc = take(c, out);
       if (rc == SKIPPED) continue;
       return rc;
@@ -112,7 +123,7 @@ SHML_API int shml_next(shml_consumer *c, int timeout_ms, shml_batch *out) {
     if (state >= SHML__FINISHED) {
       /* Everything published before the state store is visible now: drain it first. */
       if (__atomic_load_n(&h->head, __ATOMIC_ACQUIRE) != c->cursor) continue; /* [PUB] */
-      if (state == SHML__FINISHED) return SHML_EEOS;
+      if (state == SHML__FINISHED) return end_of_stream(c);
       if (state == SHML__STOPPED) return SHML_EGONE;
       return SHML_ECORRUPT;
     }
@@ -146,7 +157,7 @@ SHML_API int shml_seek(shml_consumer *c, uint64_t epoch, uint64_t step) {
   __atomic_store_n(&h->seek_seq, s + 2, __ATOMIC_SEQ_CST); /* [SEEK] even: complete */
   c->gen = (s + 2) / 2;
   /* The producer may be waiting on a full ring. After END_OF_STREAM nothing answers:
-   * c->eos stays set and next keeps returning SHML_EEOS. */
+   * c->eos stays set, seek_ack stays below c->gen, and next returns SHML_ESEEK. */
   __atomic_fetch_add(&h->tail_bell, 1, __ATOMIC_SEQ_CST);
   shml__futex_wake(&h->tail_bell);
   return SHML_OK;

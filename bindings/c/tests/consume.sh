@@ -48,6 +48,15 @@ for tool in "$B/bin/shml-consume" "$B/asan/shml-consume"; do
   is "$rc $(head -n 1 "$dir/c" | cut -d' ' -f2,3) $(tail -n 1 "$dir/c" | cut -d' ' -f2)" \
     "0 epoch=0 step=40 batches=10" "$t --seek 0 40: steps 40..49 delivered"
 
+  produce --job noseek --batches 5 --no-seek 1 >/dev/null &
+  p=$!
+  consume --job noseek --seek 0 2 >"$dir/c" 2>"$dir/e"
+  rc=$?
+  wait $p
+  is "$rc $? $(cat "$dir/c")$(cat "$dir/e")" \
+    "1 0 shml-consume: SHML_ESEEK: seek not answered: the producer finished its stream before it saw the request" \
+    "$t --seek to a producer that never answers: exit 1 with SHML_ESEEK, not a silent end"
+
   produce --job max --batches 50 >/dev/null &
   p=$!
   consume --job max --max-batches 7 >"$dir/c"

@@ -29,6 +29,7 @@ int main(int argc, char **argv) {
     else if (strcmp(a, "--drain-ms") == 0) pl.drain_ms = (int)n;
     else if (strcmp(a, "--var-rows") == 0) pl.var_rows = (int)n;
     else if (strcmp(a, "--bad-crc-step") == 0) pl.bad_crc_step = n;
+    else if (strcmp(a, "--no-seek") == 0) pl.no_seek = (int)n;
     else {
       fprintf(stderr, "shml-fakeprod: unknown flag %s\n", a);
       return 2;

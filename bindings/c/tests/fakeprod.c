@@ -62,6 +62,7 @@ int fp_create(struct fp *p, const struct fp_plan *pl) {
   p->h->seek_seq = pl->seek_seq;
   p->h->seek_epoch = pl->seek_epoch;
   p->h->seek_step = pl->seek_step;
+  p->h->seek_ack = p->gen;
   img_write(p->base, &p->spec, &p->plan); /* version last [HDR] */
   return 0;
 }
@@ -193,7 +194,7 @@ int fp_run(const struct fp_plan *pl, struct fp_result *res) {
       rc = 1;
       break;
     }
-    fp_poll_seek(&p, &epoch, &step);
+    if (!pl->no_seek) fp_poll_seek(&p, &epoch, &step);
     if (step >= pl->batches) {
       rc = marker(&p, epoch, SHML__END_OF_EPOCH);
       epoch++;

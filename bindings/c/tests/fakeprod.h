@@ -35,6 +35,7 @@ struct fp_plan {
   int interval_us;     /* pause before each publish */
   int keep_file;       /* exit without unlinking the segment (a stale one) */
   int64_t bad_crc_step; /* < 0: none; else epoch 0 step's row 0 gets a wrong crc */
+  int no_seek;         /* never poll seek requests (a producer that never sees them) */
   uint64_t seek_seq;   /* initial seek fields, as a previous consumer left them */
   uint64_t seek_epoch;
   uint64_t seek_step;

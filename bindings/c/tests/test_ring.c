@@ -1,7 +1,7 @@
 /*
  * test_ring - the data path against a producer in another process (tests/fakeprod.c,
- * forked): delivery order and contents, release order and tail, EHELD, markers, seek,
- * the consumer lock, and an SPSC stress run in which every batch is seen exactly once,
+ * forked): delivery order and contents, release order and tail, EHELD, markers, seek
+ * (answered, and unanswered by a finished producer), the consumer lock, and an SPSC stress run in which every batch is seen exactly once,
  * in order, intact.
  */
 #include <fcntl.h>
@@ -73,8 +73,9 @@ static void test_order(struct ctx *x) {
   CHECK(t, b.seq == seq && b.rows == 0 && b.ntensors == 0, "... reported with its seq");
   CHECK_RC(t, shml_next(c, 0, &b), SHML_EEOS, "... and every later next");
   CHECK_RC(t, shml_release(c, &b), SHML_EINVAL, "a marker cannot be released");
-  CHECK(t, shml_seek(c, 0, 0) == SHML_OK && shml_next(c, 100, &b) == SHML_EEOS,
-        "after the end of the stream a seek is not answered: still SHML_EEOS");
+  CHECK(t, shml_seek(c, 0, 0) == SHML_OK && shml_next(c, 100, &b) == SHML_ESEEK,
+        "after the end of the stream a seek is not answered: SHML_ESEEK, not SHML_EEOS");
+  CHECK_RC(t, shml_next(c, 0, &b), SHML_ESEEK, "... and every later next");
   CHECK(t, shml_held(c) == 0 && rt_tail(c) == seq + 1, "every slot released, markers too");
   shml_detach(c);
   CHECK(t, rt_reap(pid) == 0, "producer saw its ring drained");
@@ -222,6 +223,83 @@ static void test_seek(struct ctx *x) {
   rt_stop(pid);
 }
 
+/* Publishes (0, step) with data, from the producer in this process. */
+static void publish_step(struct fp *p, uint64_t step) {
+  fp_fill(p, 0, step, fp_rows(p->pl, step));
+  fp_publish(p, 0, step, fp_rows(p->pl, step), 0);
+}
+
+/* A seek the producer never answers must not read as the end of the stream. The producer
+ * runs in this process, so every interleaving below is fixed. */
+static void test_seek_unanswered(struct ctx *x) {
+  struct check *t = &x->t;
+  struct fp p;
+  shml_consumer *c;
+  shml_batch b;
+  struct fp_plan pl = rt_plan(x, "noseek");
+
+  /* (a) The stream is finished and the producer never polled the request. */
+  if (fp_create(&p, &pl) != 0 || rt_attach(x, "noseek", 1000, &c) != SHML_OK) {
+    CHECK(t, 0, "create and attach");
+    return fp_close(&p, 1);
+  }
+  for (uint64_t s = 0; s < 2; s++) publish_step(&p, s);
+  fp_publish(&p, 0, 0, 0, SHML__END_OF_STREAM);
+  fp_state(&p, SHML__FINISHED);
+  CHECK(t, shml_next(c, 1000, &b) == SHML_OK && rt_batch_ok(x, &pl, c, &b, 0, 0, 0),
+        "finished producer: first batch (0, 0)");
+  CHECK_RC(t, shml_seek(c, 0, 0), SHML_OK, "seek back to (0, 0)");
+  CHECK_RC(t, shml_next(c, 1000, &b), SHML_ESEEK,
+           "the producer finished without answering: SHML_ESEEK, not SHML_EEOS "
+           "(stale batch and END_OF_STREAM marker skipped)");
+  CHECK(t, rt_tail(c) == 3 && shml_held(c) == 0, "... every stale slot released");
+  CHECK_RC(t, shml_next(c, 0, &b), SHML_ESEEK, "... and again on the next call");
+  CHECK(t, __atomic_load_n(&p.h->seek_ack, __ATOMIC_ACQUIRE) == 0 && p.h->seek_seq == 2,
+        "seek_ack 0 below the consumer's generation 1");
+  shml_detach(c);
+  fp_close(&p, 1);
+
+  /* (b) The same, but the producer answers before it finishes. */
+  if (fp_create(&p, &pl) != 0 || rt_attach(x, "noseek", 1000, &c) != SHML_OK) {
+    CHECK(t, 0, "create and attach");
+    return fp_close(&p, 1);
+  }
+  for (uint64_t s = 0; s < 3; s++) publish_step(&p, s);
+  CHECK(t, shml_next(c, 1000, &b) == SHML_OK && rt_batch_ok(x, &pl, c, &b, 0, 0, 0),
+        "answering producer: first batch (0, 0)");
+  CHECK_RC(t, shml_seek(c, 0, 0), SHML_OK, "seek back to (0, 0)");
+  uint64_t e = 9, st = 9;
+  CHECK(t, fp_poll_seek(&p, &e, &st) == 1 && e == 0 && st == 0 && p.gen == 1 &&
+               __atomic_load_n(&p.h->seek_ack, __ATOMIC_ACQUIRE) == 1,
+        "the producer applies the request: seek_ack 1, generation 1");
+  publish_step(&p, 0); /* seq 3, generation 1 */
+  fp_publish(&p, 0, 0, 0, SHML__END_OF_STREAM);
+  fp_state(&p, SHML__FINISHED);
+  CHECK(t, shml_next(c, 1000, &b) == SHML_OK && rt_batch_ok(x, &pl, c, &b, 3, 0, 0),
+        "the answer (0, 0) at seq 3; seq 1 and 2 skipped");
+  shml_release(c, &b);
+  CHECK_RC(t, shml_next(c, 1000, &b), SHML_EEOS, "then a normal end of stream");
+  CHECK_RC(t, shml_next(c, 0, &b), SHML_EEOS, "... and every later next");
+  shml_detach(c);
+  fp_close(&p, 1);
+
+  /* (c) Answered, finished by state 2 alone (no marker): SHML_EEOS; a later seek that
+   * nobody answers: SHML_ESEEK from the state path. */
+  if (fp_create(&p, &pl) != 0 || rt_attach(x, "noseek", 1000, &c) != SHML_OK) {
+    CHECK(t, 0, "create and attach");
+    return fp_close(&p, 1);
+  }
+  publish_step(&p, 0);
+  fp_state(&p, SHML__FINISHED);
+  CHECK(t, shml_next(c, 1000, &b) == SHML_OK && shml_release(c, &b) == SHML_OK &&
+               shml_next(c, 1000, &b) == SHML_EEOS,
+        "state 2 without a marker, no seek: SHML_EEOS");
+  CHECK(t, shml_seek(c, 0, 0) == SHML_OK && shml_next(c, 0, &b) == SHML_ESEEK,
+        "state 2 without a marker, seek after it: SHML_ESEEK");
+  shml_detach(c);
+  fp_close(&p, 1);
+}
+
 static void test_busy(struct ctx *x) {
   struct check *t = &x->t;
   shml_consumer *c1, *c2;
@@ -333,6 +411,7 @@ int main(void) {
   test_order(&x);
   test_release(&x);
   test_seek(&x);
+  test_seek_unanswered(&x);
   test_busy(&x);
   test_stress(&x);
   rt_cleanup(&x);

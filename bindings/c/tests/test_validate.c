@@ -377,11 +377,19 @@ static void files(struct check *t, const struct img *im) {
 
 static void misc(struct check *t) {
   int named = 1;
-  for (int e = SHML_OK; e >= SHML_ESYS; e--)
+  for (int e = SHML_OK; e >= SHML_ESEEK; e--) {
     if (strcmp(shml_strerror(e), shml_strerror(-99)) == 0 ||
         strcmp(shml_errname(e), "SHML_UNKNOWN") == 0)
       named = 0;
+    for (int f = SHML_OK; f > e; f--)
+      if (strcmp(shml_strerror(e), shml_strerror(f)) == 0 ||
+          strcmp(shml_errname(e), shml_errname(f)) == 0)
+        named = 0;
+  }
   CHECK(t, named, "every error code has its own text and name");
+  CHECK(t, strcmp(shml_errname(SHML_ESEEK), "SHML_ESEEK") == 0 && SHML_ESEEK == -17 &&
+               strcmp(shml_strerror(-18), shml_strerror(-99)) == 0,
+        "SHML_ESEEK is -17 and named; -18 is unknown");
   size_t sizes[] = {0, 1, 1, 1, 2, 2, 4, 4, 8, 8, 2, 2, 4, 8, 0};
   int ok = 1;
   for (int d = 0; d <= 14; d++)

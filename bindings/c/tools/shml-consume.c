@@ -101,6 +101,8 @@ static int parse(int argc, char **argv, struct opts *o) {
   return o->job == NULL || o->rank < 0 ? -1 : 0;
 }
 
+/* Prints the code and exits: 3 producer gone, 4 timeout, 1 anything else (SHML_ESEEK,
+ * a seek the producer finished without answering, included: it is not an end of stream). */
 static int fail(shml_consumer *c, int rc) {
   fprintf(stderr, "shml-consume: %s: %s\n", shml_errname(rc), shml_strerror(rc));
   shml_detach(c);

@@ -42,6 +42,7 @@ EINVAL = -13
 EPERM = -14
 ENOMEM = -15
 ESYS = -16
+ESEEK = -17
 
 # dtype code -> (protocol name, numpy typestr). numpy has no bfloat16: it is exposed as
 # little-endian uint16 holding the raw bits.

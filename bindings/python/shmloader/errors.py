@@ -20,6 +20,7 @@ InvalidArgument             SHML_EINVAL
 PermissionDenied            SHML_EPERM
 OutOfMemory                 SHML_ENOMEM
 SystemCallError             SHML_ESYS (``.errno`` is set)
+SeekUnanswered              SHML_ESEEK
 EndOfEpoch, EndOfStream     SHML_EEPOCH, SHML_EEOS: internal; the loader turns them into
                             the end of an iteration or a ``None`` from ``next()``
 LoaderClosed                (none) a closed loader was used
@@ -48,6 +49,7 @@ CODE_NAMES: dict[int, str] = {
     -14: "SHML_EPERM",
     -15: "SHML_ENOMEM",
     -16: "SHML_ESYS",
+    -17: "SHML_ESEEK",
 }
 
 
@@ -85,6 +87,12 @@ class Timeout(ShmloaderError, TimeoutError):
 
 class ProducerGone(ShmloaderError):
     """The producer died or stopped; batches published before that were delivered."""
+
+
+class SeekUnanswered(ShmloaderError):
+    """A seek (or ``load_state_dict``) came after the producer had finished its stream, so
+    nothing will answer it. Restart the producer at that position instead. Never reported
+    as a silent, empty end of stream."""
 
 
 class EndOfEpoch(ShmloaderError):
@@ -155,6 +163,7 @@ _CLASSES: dict[int, type[ShmloaderError]] = {
     -14: PermissionDenied,
     -15: OutOfMemory,
     -16: SystemCallError,
+    -17: SeekUnanswered,
 }
 
 
@@ -178,6 +187,11 @@ def error_for(
     message = f"{where}: {explanation} ({CODE_NAMES.get(code, code)})"
     if code == -16 and sys_errno:
         message += f": [Errno {sys_errno}] {os.strerror(sys_errno)}"
+    if code == -11:
+        message += (
+            "; another process holds this rank, or a Batch or array from an earlier loader"
+            " of this process is still alive (the claim goes with the last of them)"
+        )
     if code == -12:
         message += "; release batches you are done with (batch.release(), loader.release())"
     exc = cls(message, code=code, job=job, rank=rank)

@@ -9,6 +9,7 @@ import ctypes
 import math
 import operator
 import os
+import re
 import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -25,6 +26,8 @@ from .errors import Corrupt, InvalidArgument, LoaderClosed, ShmloaderError, erro
 # Ctrl-C is handled promptly and other threads can release batches meanwhile.
 _SLICE_S = 0.1
 _SLICE_MS = 100
+
+_JOB_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,39}")  # PROTOCOL.md "Files"
 
 _EPOCH_END = object()
 _STREAM_END = object()
@@ -212,6 +215,7 @@ class Loader:
         self._schema: list[_TensorSchema] = []
         self._dtypes: dict[str, str] = {}
         self._span = 0
+        self._anchor = 0
         self._desc = _lib.BatchDesc()
         self._position: tuple[int, int] | None = None
         self._ended = False
@@ -294,7 +298,10 @@ class Loader:
         """The tensors' names, dtypes, per-row shapes and places in the slot: fixed for the
         ring's life, so decoded once, from the first batch."""
         schema = []
-        base = desc.tensors[0].data or 0
+        # The tensor placed first in the slot (the lowest address) anchors every batch.
+        ptrs = [desc.tensors[i].data or 0 for i in range(desc.ntensors)]
+        self._anchor = ptrs.index(min(ptrs))
+        base = ptrs[self._anchor]
         for i in range(desc.ntensors):
             t = desc.tensors[i]
             name = t.name.decode("utf-8")
@@ -308,12 +315,6 @@ class Loader:
             row_shape = tuple(int(d) for d in t.shape[1 : t.ndim])
             row_bytes = math.prod(row_shape) * int(typestr[2:])
             offset = (t.data or 0) - base
-            if offset < 0:
-                raise Corrupt(
-                    f"next: tensor {name!r} lies before the first tensor of its slot",
-                    job=self.job,
-                    rank=self.rank,
-                )
             schema.append(
                 _TensorSchema(name, dtype_name, np.dtype(typestr), row_shape, row_bytes, offset)
             )
@@ -329,7 +330,7 @@ class Loader:
             self._schema = schema
             rows = desc.rows
             tensors = desc.tensors
-            base = tensors[0].data or 0
+            base = tensors[self._anchor].data or 0
             lo, hi = self._info.base, self._info.base + self._info.size
             # Every tensor of a slot sits at a fixed offset from the first (the C library
             # places them from the validated schema): one view of the slot's tensor area,
@@ -534,8 +535,11 @@ def attach(
     errors (:class:`~shmloader.Corrupt`, :class:`~shmloader.VersionMismatch`,
     :class:`~shmloader.PermissionDenied`) for a segment that cannot be trusted.
     """
-    if not isinstance(job, str) or not job:
-        raise InvalidArgument(f"attach: job must be a non-empty str, not {job!r}")
+    if not isinstance(job, str) or not _JOB_NAME.fullmatch(job):
+        raise InvalidArgument(
+            f"attach: job must be 1-40 characters of [A-Za-z0-9_.-], not starting with "
+            f"'.' or '-', not {job!r}"
+        )
     index = _index(rank, 2**31)
     if index is None:
         raise InvalidArgument(f"attach: rank must be an int >= 0, not {rank!r}", job=job)

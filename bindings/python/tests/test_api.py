@@ -3,6 +3,7 @@ zero-copy views."""
 
 from __future__ import annotations
 
+import gc
 import mmap
 import os
 import signal
@@ -144,6 +145,24 @@ def test_seek_while_holding_on_a_full_ring(produce, attach):
     assert held.released
     b = loader.next(timeout=5)
     assert (b.epoch, b.step) == (2, 10)
+
+
+def test_resume_after_the_stream_finished_is_an_error(produce, attach):
+    """A seek the producer never answers (it had finished) must not look like an empty,
+    normal end of stream: that would silently drop the rest of the epoch."""
+    produce(batches=20, epochs=1, depth=8)
+    first = attach()
+    for _ in range(15):
+        first.next(timeout=10).release()
+    state = {"job": first.job, "rank": 0, "epoch": 0, "step": 5}
+    time.sleep(0.3)  # the producer publishes the rest and its end of stream
+    first.close()
+    del first
+    gc.collect()
+    second = attach()
+    second.load_state_dict(state)
+    with pytest.raises(shmloader.SeekUnanswered, match="SHML_ESEEK"):
+        second.next(timeout=10)
 
 
 def test_state_dict_resume_gives_the_same_bytes(produce, attach):
@@ -327,6 +346,7 @@ def test_error_classes_carry_code_and_context():
         -14: shmloader.PermissionDenied,
         -15: shmloader.OutOfMemory,
         -16: shmloader.SystemCallError,
+        -17: shmloader.SeekUnanswered,
     }
     for code, cls in cases.items():
         err = error_for(code, "explained", op="next", job="train", rank=3, sys_errno=2)

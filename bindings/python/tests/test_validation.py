@@ -65,7 +65,7 @@ def test_bad_job_name_is_invalid_argument(shm_dir, library):
     for bad in ("../etc", "a b", "-x", "x" * 41):
         with pytest.raises(shmloader.InvalidArgument) as info:
             shmloader.attach(bad, 0, timeout=5, dir=shm_dir)
-        assert info.value.code_name == "SHML_EINVAL"
+        assert "[A-Za-z0-9_.-]" in str(info.value) and repr(bad) in str(info.value)
     with pytest.raises(shmloader.InvalidArgument):
         shmloader.attach("ok", -1, dir=shm_dir)
 
