@@ -58,6 +58,11 @@ func Attach(job string, rank int, o Options) (*Consumer, error) {
 		if err == nil {
 			return c, nil
 		}
+		if errors.Is(err, shm.ErrNotFound) {
+			if n := liveRanks(o.Dir, job); rank >= n && n > 0 {
+				return nil, fmt.Errorf("attach %s: job %q has %d rank(s): %w", path, job, n, ErrNoSuchRank)
+			}
+		}
 		// Not there yet, header not written yet, or a dead producer's segment that a
 		// restart will replace: wait. Anything else is final.
 		if !errors.Is(err, shm.ErrNotFound) && !errors.Is(err, ring.ErrNotReady) && !errors.Is(err, ErrProducerGone) {
@@ -71,6 +76,24 @@ func Attach(job string, rank int, o Options) (*Consumer, error) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// liveRanks is the rank count in the published header of rank 0 of job, if a live
+// producer serves it, else 0.
+func liveRanks(dir, job string) int {
+	seg, err := shm.Open(shm.SegmentPath(shm.Dir(dir), os.Getuid(), job, 0))
+	if err != nil {
+		return 0
+	}
+	defer seg.Close()
+	if ok, err := seg.ProducerAlive(); !ok || err != nil {
+		return 0
+	}
+	g, err := ring.Validate(seg.Mem, job, 0)
+	if err != nil {
+		return 0
+	}
+	return int(g.Ranks)
 }
 
 func tryAttach(path, job string, rank int) (c *Consumer, err error) {

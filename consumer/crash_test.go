@@ -111,6 +111,20 @@ func TestSecondConsumerOfARankIsRefused(t *testing.T) {
 	mustAttach(t, job, 0, dir)
 }
 
+func TestAttachBeyondTheJobsRanksFailsAtOnce(t *testing.T) {
+	dir, job := shmDir(t), jobName()
+	spawn(t, "producer", endless(dir, job, 2))
+	mustAttach(t, job, 1, dir) // the producer is up
+	start := time.Now()
+	_, err := Attach(job, 2, Options{Dir: dir, Timeout: 5 * time.Second})
+	if !errors.Is(err, ErrNoSuchRank) || !strings.Contains(err.Error(), "2 rank(s)") {
+		t.Fatalf("rank 2 of a 2-rank job: want ErrNoSuchRank naming the count, got %v", err)
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Fatalf("took %v: should fail at once, not at the timeout", d)
+	}
+}
+
 func TestRestartAfterKillNeedsNoCleanup(t *testing.T) {
 	dir, job := shmDir(t), jobName()
 	a := spawn(t, "producer", endless(dir, job, 2))

@@ -1,6 +1,8 @@
 package consumer
 
 import (
+	"errors"
+
 	"github.com/shmloader/shmloader/ring"
 	"github.com/shmloader/shmloader/shm"
 )
@@ -24,4 +26,6 @@ var (
 	ErrSeekUnanswered = ring.ErrSeekUnanswered // the stream ended before the producer saw a seek
 	ErrBusy           = shm.ErrConsumerBusy    // the ring already has a consumer
 	ErrPermission     = shm.ErrPermission      // segment not a 0600 file of this user
+	// ErrNoSuchRank: the job's live producer serves fewer ranks (SHML_ERANK).
+	ErrNoSuchRank = errors.New("no such rank: the job's live producer serves fewer ranks")
 )

@@ -44,6 +44,7 @@ enum {
   SHML_ENOMEM = -15,   /* out of memory */
   SHML_ESYS = -16,     /* a system call failed; see shml_errno */
   SHML_ESEEK = -17,    /* seek not answered: the producer finished its stream first */
+  SHML_ERANK = -18,    /* no such rank: the job's live producer serves fewer ranks */
 };
 
 /* dtype codes (PROTOCOL.md, "dtypes"). */

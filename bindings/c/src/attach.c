@@ -118,6 +118,27 @@ static int adopt(shml_consumer *c) {
   return SHML_OK;
 }
 
+/* For a rank whose segment does not exist: 1 if rank 0 of the job has a live producer whose
+ * published header says the job has fewer ranks (a launch and a config that disagree,
+ * worth saying at once rather than at the timeout), else 0. */
+static int rank_missing(const char *dir, const char *job, int rank) {
+  char path[PATH_MAX];
+  struct shml__header h;
+  struct stat st;
+  int err = 0, missing = 0;
+  if (rank == 0 || seg_path(path, sizeof path, dir, job, 0) != SHML_OK) return 0;
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0) return 0;
+  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == getuid() &&
+      (st.st_mode & 07777) == 0600 && shml__producer_alive(fd, &err) == 1 &&
+      pread(fd, &h, sizeof h, 0) == (ssize_t)sizeof h &&
+      memcmp(h.magic, SHML__MAGIC, sizeof h.magic) == 0 &&
+      h.version == SHML_PROTOCOL_VERSION && h.ranks >= 1 && (uint32_t)rank >= h.ranks)
+    missing = 1;
+  close(fd);
+  return missing;
+}
+
 static void sleep_until(int64_t deadline) {
   int64_t ns = POLL_NS;
   int64_t left = deadline >= 0 ? deadline - shml__now_ns() : ns;
@@ -143,6 +164,10 @@ SHML_API int shml_attach_dir(const char *dir, const char *job, int rank, int tim
   for (;;) {
     rc = probe(c, path, job, rank, &seen);
     if (rc != SHML__NOTREADY) break;
+    if (seen == 0 && rank_missing(dir, job, rank)) {
+      rc = SHML_ERANK;
+      break;
+    }
     if (deadline >= 0 && shml__now_ns() >= deadline) {
       rc = seen == SEEN_STALE ? SHML_EGONE : SHML_ETIMEOUT;
       break;

@@ -4,7 +4,7 @@
 SHML_API const char *shml_strerror(int err) {
   switch (err) {
   case SHML_OK: return "success";
-  case SHML_ETIMEOUT: return "timed out waiting for the producer";
+  case SHML_ETIMEOUT: return "timed out (no batch, or no live producer to attach to, in time)";
   case SHML_EGONE: return "the producer died or stopped";
   case SHML_EEOS: return "end of stream: the producer finished";
   case SHML_EEPOCH: return "end of epoch";
@@ -24,6 +24,7 @@ SHML_API const char *shml_strerror(int err) {
   case SHML_ESYS: return "a system call failed (see shml_errno)";
   case SHML_ESEEK:
     return "seek not answered: the producer finished its stream before it saw the request";
+  case SHML_ERANK: return "no such rank: the job's live producer serves fewer ranks";
   default: return "unknown shmloader error";
   }
 }
@@ -48,6 +49,7 @@ SHML_API const char *shml_errname(int err) {
   case SHML_ENOMEM: return "SHML_ENOMEM";
   case SHML_ESYS: return "SHML_ESYS";
   case SHML_ESEEK: return "SHML_ESEEK";
+  case SHML_ERANK: return "SHML_ERANK";
   default: return "SHML_UNKNOWN";
   }
 }

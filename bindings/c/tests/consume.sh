@@ -57,6 +57,19 @@ for tool in "$B/bin/shml-consume" "$B/asan/shml-consume"; do
     "1 0 shml-consume: SHML_ESEEK: seek not answered: the producer finished its stream before it saw the request" \
     "$t --seek to a producer that never answers: exit 1 with SHML_ESEEK, not a silent end"
 
+  ("$FP" --dir "$dir" --job ranks --rank 0 --ranks 2 --depth 4 --rows 1 --row-bytes 8 \
+    --batches 100000 >/dev/null) &
+  p=$!
+  start=$(now_ms)
+  "$tool" --dir "$dir" --job ranks --rank 5 --timeout-ms 5000 >/dev/null 2>"$dir/e"
+  rc=$?
+  took=$(($(now_ms) - start))
+  kill -9 $p
+  wait $p 2>/dev/null
+  is "$rc $(cut -d: -f2 "$dir/e")" "1  SHML_ERANK" "$t --rank 5 of a 2-rank job: exit 1 with SHML_ERANK"
+  is "$([ "$took" -lt 2000 ] && echo at-once || echo "after $took ms")" at-once \
+    "$t: ... at once, not at the 5 s timeout"
+
   produce --job max --batches 50 >/dev/null &
   p=$!
   consume --job max --max-batches 7 >"$dir/c"

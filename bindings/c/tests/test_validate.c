@@ -377,7 +377,7 @@ static void files(struct check *t, const struct img *im) {
 
 static void misc(struct check *t) {
   int named = 1;
-  for (int e = SHML_OK; e >= SHML_ESEEK; e--) {
+  for (int e = SHML_OK; e >= SHML_ERANK; e--) {
     if (strcmp(shml_strerror(e), shml_strerror(-99)) == 0 ||
         strcmp(shml_errname(e), "SHML_UNKNOWN") == 0)
       named = 0;
@@ -388,8 +388,9 @@ static void misc(struct check *t) {
   }
   CHECK(t, named, "every error code has its own text and name");
   CHECK(t, strcmp(shml_errname(SHML_ESEEK), "SHML_ESEEK") == 0 && SHML_ESEEK == -17 &&
-               strcmp(shml_strerror(-18), shml_strerror(-99)) == 0,
-        "SHML_ESEEK is -17 and named; -18 is unknown");
+               strcmp(shml_errname(SHML_ERANK), "SHML_ERANK") == 0 && SHML_ERANK == -18 &&
+               strcmp(shml_strerror(-19), shml_strerror(-99)) == 0,
+        "SHML_ESEEK is -17, SHML_ERANK -18, both named; -19 is unknown");
   size_t sizes[] = {0, 1, 1, 1, 2, 2, 4, 4, 8, 8, 2, 2, 4, 8, 0};
   int ok = 1;
   for (int d = 0; d <= 14; d++)

@@ -43,6 +43,7 @@ EPERM = -14
 ENOMEM = -15
 ESYS = -16
 ESEEK = -17
+ERANK = -18
 
 # dtype code -> (protocol name, numpy typestr). numpy has no bfloat16: it is exposed as
 # little-endian uint16 holding the raw bits.

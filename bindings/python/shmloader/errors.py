@@ -21,6 +21,7 @@ PermissionDenied            SHML_EPERM
 OutOfMemory                 SHML_ENOMEM
 SystemCallError             SHML_ESYS (``.errno`` is set)
 SeekUnanswered              SHML_ESEEK
+NoSuchRank                  SHML_ERANK (an InvalidArgument)
 EndOfEpoch, EndOfStream     SHML_EEPOCH, SHML_EEOS: internal; the loader turns them into
                             the end of an iteration or a ``None`` from ``next()``
 LoaderClosed                (none) a closed loader was used
@@ -50,6 +51,7 @@ CODE_NAMES: dict[int, str] = {
     -15: "SHML_ENOMEM",
     -16: "SHML_ESYS",
     -17: "SHML_ESEEK",
+    -18: "SHML_ERANK",
 }
 
 
@@ -126,6 +128,11 @@ class InvalidArgument(ShmloaderError, ValueError):
     """A bad argument: job name, rank, a batch that is not held, ..."""
 
 
+class NoSuchRank(InvalidArgument):
+    """The job's live producer serves fewer ranks than the rank asked for: the trainers'
+    world size and the producer's ``ranks`` disagree. Raised at once, not at the timeout."""
+
+
 class PermissionDenied(ShmloaderError, PermissionError):
     """The segment is not a mode-0600 regular file owned by this user."""
 
@@ -164,6 +171,7 @@ _CLASSES: dict[int, type[ShmloaderError]] = {
     -15: OutOfMemory,
     -16: SystemCallError,
     -17: SeekUnanswered,
+    -18: NoSuchRank,
 }
 
 

@@ -147,6 +147,16 @@ def test_seek_while_holding_on_a_full_ring(produce, attach):
     assert (b.epoch, b.step) == (2, 10)
 
 
+def test_a_rank_the_job_does_not_have_fails_at_once(produce, attach):
+    produce(ranks=2, batches=5, epochs=0)
+    attach(rank=1).close()  # the producer is up
+    start = time.monotonic()
+    with pytest.raises(shmloader.NoSuchRank, match="SHML_ERANK") as info:
+        attach(rank=2, timeout=5.0)
+    assert isinstance(info.value, shmloader.InvalidArgument)
+    assert time.monotonic() - start < 1.0
+
+
 def test_resume_after_the_stream_finished_is_an_error(produce, attach):
     """A seek the producer never answers (it had finished) must not look like an empty,
     normal end of stream: that would silently drop the rest of the epoch."""
@@ -347,6 +357,7 @@ def test_error_classes_carry_code_and_context():
         -15: shmloader.OutOfMemory,
         -16: shmloader.SystemCallError,
         -17: shmloader.SeekUnanswered,
+        -18: shmloader.NoSuchRank,
     }
     for code, cls in cases.items():
         err = error_for(code, "explained", op="next", job="train", rank=3, sys_errno=2)
