@@ -137,6 +137,9 @@ int shml_info_get(const shml_consumer *c, shml_info *out);
 uint32_t shml_held(const shml_consumer *c);
 /* errno of the last SHML_ESYS from this handle (0 if none). */
 int shml_errno(const shml_consumer *c);
+/* SHML_ABI_VERSION of the library actually loaded: a binding compares it with the one it
+ * was written for before using anything else. */
+int shml_abi_version(void);
 /* Human-readable explanation of an error code; never NULL. */
 const char *shml_strerror(int err);
 /* The code's name ("SHML_EGONE", ...), "SHML_UNKNOWN" if unknown; never NULL. */

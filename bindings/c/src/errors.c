@@ -1,6 +1,8 @@
 /* errors.c - error texts and dtype names. */
 #include "internal.h"
 
+SHML_API int shml_abi_version(void) { return SHML_ABI_VERSION; }
+
 SHML_API const char *shml_strerror(int err) {
   switch (err) {
   case SHML_OK: return "success";

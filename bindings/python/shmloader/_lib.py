@@ -110,6 +110,7 @@ class InfoDesc(ctypes.Structure):
 _c_consumer_p = ctypes.c_void_p
 
 _SIGNATURES: dict[str, tuple[object, list[object]]] = {
+    "shml_abi_version": (ctypes.c_int, []),
     "shml_attach": (
         ctypes.c_int,
         [ctypes.c_char_p, ctypes.c_int, ctypes.c_int, ctypes.POINTER(_c_consumer_p)],
@@ -168,6 +169,10 @@ def lib() -> ctypes.CDLL:
             fn = getattr(handle, name)
             fn.restype = restype
             fn.argtypes = argtypes
+        abi = handle.shml_abi_version()
+        if abi != ABI_VERSION:
+            tried.append(f"{path} (ABI {abi}; this package speaks ABI {ABI_VERSION})")
+            continue
         return handle
     raise LibraryNotFound(
         "cannot load libshmloader.so; tried: "

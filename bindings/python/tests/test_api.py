@@ -367,3 +367,20 @@ def test_error_classes_carry_code_and_context():
     assert isinstance(error_for(-14, "x", op="attach"), PermissionError)
     sys_err = error_for(-16, "x", op="attach", sys_errno=28)
     assert sys_err.errno == 28 and "No space left" in str(sys_err)
+
+
+def test_a_library_of_another_abi_is_refused(library):
+    """The package checks shml_abi_version() of the library it loads: pretend the package
+    speaks ABI 99 and the real library must be refused, naming both."""
+    script = (
+        "import shmloader, shmloader._lib as L\n"
+        "L.ABI_VERSION = 99\n"
+        "try:\n    L.lib()\n"
+        "except shmloader.LibraryNotFound as e:\n    print(e)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(PYTHON_ROOT)}
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=30, env=env
+    )
+    assert out.returncode == 0, out.stderr
+    assert "ABI 1; this package speaks ABI 99" in out.stdout, out.stdout
