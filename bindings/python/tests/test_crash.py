@@ -74,3 +74,42 @@ def test_consumer_kill_leaves_other_ranks_served_and_rank_recoverable(produce, s
         m = successor.expect(r"^batch seq=(\d+) epoch=(\d+) step=(\d+)$", timeout=5)
         assert m.groups() == (str(step), "0", str(step))
     assert other.popen.poll() is None and successor.popen.poll() is None
+
+
+def test_clean_command_removes_a_killed_producer_and_spares_a_live_one(
+    produce, shmloader_bin, job, shm_dir
+):
+    """`shmloader clean`, the command users run: after a kill -9 it removes the dead job's
+    files; a live job's files are never touched, and a restart needs no clean at all."""
+    import os
+    import subprocess
+
+    import shmloader
+
+    def attach(rank: int) -> shmloader.Loader:
+        return shmloader.attach(job, rank, timeout=10, dir=shm_dir, batch_timeout=10)
+
+    def clean() -> str:
+        out = subprocess.run([str(shmloader_bin), "clean", "--dir", str(shm_dir)],
+                             capture_output=True, text=True, timeout=30)  # fmt: skip
+        assert out.returncode == 0, out.stderr
+        return out.stdout
+
+    dead = produce(ranks=2, batches=BATCHES, epochs=0)
+    attach(rank=0).close()  # it is up
+    dead.popen.send_signal(signal.SIGKILL)
+    dead.popen.wait(timeout=10)
+    left = sorted(os.listdir(shm_dir))
+    assert len(left) == 3, left  # two segments and the lock: a crash leaves them
+
+    live = produce(ranks=1, batches=BATCHES, epochs=0)  # same job: replaces them itself
+    loader = attach(rank=0)
+    loader.next(timeout=10).release()
+    assert "0 stale file(s)" in clean()  # the live job is spared ...
+    loader.next(timeout=10).release()  # ... and still serving
+    loader.close()
+    live.popen.send_signal(signal.SIGKILL)
+    live.popen.wait(timeout=10)
+    out = clean()
+    assert "2 stale file(s)" in out and f"-{job}-r0" in out and f"-{job}.lock" in out, out
+    assert os.listdir(shm_dir) == []
