@@ -4,7 +4,9 @@
 #   1. in-process Go benchmarks: handoff, ring throughput, memcpy ceilings;
 #   2. cross-process handoff of empty batches to Go, C and Python consumers;
 #   3. cross-process throughput of 1 MiB and 16 MiB batches to Go and C consumers.
-# ROUNDS (default 3) repeats the cross-process runs; BATCHES scales the handoff runs.
+#   4. the spin before a sleep (SHMLOADER_SPIN_US): 1 MiB batches, 100 us against 1 ms.
+# ROUNDS (default 3) repeats the cross-process runs; BATCHES scales the handoff runs;
+# SECTIONS (default "1 2 3 4") picks sections.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${SHMLOADER_BIN:-build/bin/shmloader}
@@ -12,11 +14,20 @@ CBENCH=build/bin/shml-bench
 PY=.venv/bin/python
 ROUNDS=${ROUNDS:-3}
 BATCHES=${BATCHES:-100000}
+SECTIONS=${SECTIONS:-1 2 3 4}
+want() { [[ " $SECTIONS " == *" $1 "* ]]; }
 export SHMLOADER_SHM_DIR=$(mktemp -d /dev/shm/shmloader-bench.XXXXXX)
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$SHMLOADER_SHM_DIR"' EXIT
 
 echo "== machine: $(nproc) cores, $(lscpu | sed -n 's/^Model name: *//p'), go $(go env GOVERSION)"
-echo "== 1. in-process (go test -bench)"
+# bps: the bytes_per_s of a consumer's line. memcpy_bps MIB: bytes/s of the rotating
+# memcpy of that batch size, measured now.
+bps() { sed -n 's/.*bytes_per_s=\([0-9]*\).*/\1/p'; }
+memcpy_bps() {
+  go test -run '^$' -bench "Memcpy/${1}MiB/rotating" -benchtime 1s ./ring | awk '/^Benchmark/ {print $(NF-1) * 1e6}'
+}
+
+want 1 && echo "== 1. in-process (go test -bench)" &&
 go test -run '^$' -bench 'Handoff|Throughput|Memcpy' -benchtime 2s -count "$ROUNDS" ./ring | grep -E '^Benchmark'
 
 # run_pair NAME PRODUCER_FLAGS -- CONSUMER_CMD...: one producer and one consumer process.
@@ -32,6 +43,7 @@ run_pair() {
   wait "$prod" || true
 }
 
+if want 2; then
 echo "== 2. cross-process handoff, $BATCHES batches: empty (one 8-byte stamp tensor) and 4 tensors (id, payload, crc, t_ns)"
 n=$((BATCHES + 1000))
 for r in $(seq "$ROUNDS"); do
@@ -44,15 +56,16 @@ for r in $(seq "$ROUNDS"); do
   done
 done
 
+fi
+
+if want 3; then
 echo "== 3. cross-process throughput: the producer copies each batch into its slot (its one copy);"
 echo "   the consumer takes views (view) or also reads every byte (touch). memcpy: the same bytes copied"
 echo "   in turn into 4 buffers (the ring depth), measured right before, in the same round."
-bps() { sed -n 's/.*bytes_per_s=\([0-9]*\).*/\1/p'; }
 for r in $(seq "$ROUNDS"); do
   for size in 1:65536:3000 16:1048576:300; do
     IFS=: read -r mib rowb nb <<<"$size"
-    memcpy=$(go test -run '^$' -bench "Memcpy/${mib}MiB/rotating" -benchtime 1s ./ring |
-      awk '/^Benchmark/ {print $(NF-1) * 1e6}')
+    memcpy=$(memcpy_bps "$mib")
     echo "round=$r size=${mib}MiB memcpy_bytes_per_s=$memcpy"
     flags="--copy --depth 4 --rows 16 --row-bytes $rowb --batches $((nb + 20))"
     for mode in view touch; do
@@ -67,3 +80,17 @@ for r in $(seq "$ROUNDS"); do
     done
   done
 done
+fi
+
+if want 4; then
+echo "== 4. spin before a sleep: 1 MiB batches, C consumer taking views, SHMLOADER_SPIN_US for both sides"
+for r in $(seq "$ROUNDS"); do
+  memcpy=$(memcpy_bps 1)
+  for spin in 100 1000; do
+    line=$(SHMLOADER_SPIN_US=$spin run_pair "--copy --depth 4 --rows 16 --row-bytes 65536 --batches 3020" \
+      "$CBENCH" --warmup 20 --batches 3000)
+    ratio=$(awk -v a="$(bps <<<"$line")" -v b="$memcpy" 'BEGIN {printf "%.2f", a / b}')
+    echo "round=$r spin_us=$spin $line ratio_to_memcpy=$ratio"
+  done
+done
+fi

@@ -342,3 +342,14 @@ func TestASleepingProducerIsWokenByARelease(t *testing.T) {
 		t.Fatalf("median wake-up %v after a release: the consumer's wake is lost", med)
 	}
 }
+
+func TestSpinFromEnv(t *testing.T) {
+	for v, want := range map[string]time.Duration{
+		"": defaultSpin, "0": 0, "250": 250 * time.Microsecond, "1000000": time.Second,
+		"-1": defaultSpin, "1000001": defaultSpin, "12x": defaultSpin, " 5": defaultSpin,
+	} {
+		if got := spinFromEnv(v); got != want {
+			t.Errorf("SHMLOADER_SPIN_US=%q: spin %v, want %v", v, got, want)
+		}
+	}
+}

@@ -1,16 +1,32 @@
 package ring
 
 import (
+	"os"
 	"runtime"
+	"strconv"
 	"sync/atomic"
 	"time"
 )
 
 // SpinFor is how long a waiter busy-polls before it sleeps on the futex. Waking a sleeper
-// costs the peer a system call and, on virtual machines, an inter-processor interrupt
-// worth tens of microseconds; a batch that arrives within the spin costs neither.
-// bench/RESULTS.md has the measurements behind the value.
-var SpinFor = 100 * time.Microsecond
+// costs the waking side a system call and, on virtual machines, an inter-processor
+// interrupt worth tens of microseconds; a batch that arrives within the spin costs
+// neither. A longer spin buys throughput with CPU taken from everything else on the host.
+// $SHMLOADER_SPIN_US (0..1000000) overrides the default; bench/RESULTS.md has the
+// measurements behind it.
+var SpinFor = spinFromEnv(os.Getenv("SHMLOADER_SPIN_US"))
+
+const defaultSpin = 100 * time.Microsecond
+
+// spinFromEnv parses $SHMLOADER_SPIN_US; anything but a whole number of microseconds in
+// 0..1000000 gives the default, as in the C library.
+func spinFromEnv(v string) time.Duration {
+	us, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || us < 0 || us > 1_000_000 {
+		return defaultSpin
+	}
+	return time.Duration(us) * time.Microsecond
+}
 
 const sliceMax = 50 * time.Millisecond // longest single sleep: bounds how late a death is seen
 

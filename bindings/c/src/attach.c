@@ -115,6 +115,7 @@ static int adopt(shml_consumer *c) {
   }
   c->gen = s / 2;
   c->live_checked_ns = shml__now_ns();
+  c->spin_ns = shml__spin_ns();
   return SHML_OK;
 }
 

@@ -57,6 +57,7 @@ struct shml_consumer {
   int eos;                /* END_OF_STREAM seen: every later next is SHML_EEOS */
   int err;                /* errno of the last SHML_ESYS */
   int64_t live_checked_ns;
+  int64_t spin_ns;        /* busy-poll this long before sleeping ($SHMLOADER_SPIN_US) */
   shml_tensor *tensors;   /* slot_count x schema_count descriptors */
 };
 
@@ -69,6 +70,9 @@ int shml__job_ok(const char *job);
 
 /* wait.c */
 int64_t shml__now_ns(void);
+/* The spin before a sleep: $SHMLOADER_SPIN_US if it is a whole number of microseconds in
+ * 0..1000000, else the default (100 us, as ring.SpinFor). */
+int64_t shml__spin_ns(void);
 int64_t shml__deadline(int timeout_ms); /* -1: none */
 /* SHML_OK when woken, timed out or the word differed; SHML_ESYS (errno in *err). */
 int shml__futex_wait(uint32_t *word, uint32_t expect, int64_t timeout_ns, int *err);

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdlib.h>
 #include <linux/futex.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -16,13 +17,24 @@
 
 #include "internal.h"
 
-#define SPIN_NS 100000LL      /* spin this long before the first sleep (ring.SpinFor) */
+#define SPIN_NS 100000LL     /* default spin before the first sleep (ring.SpinFor) */
+#define SPIN_MAX_NS 1000000000LL
 #define SLICE_NS 50000000LL  /* longest single futex sleep */
 
 int64_t shml__now_ns(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+int64_t shml__spin_ns(void) {
+  const char *v = getenv("SHMLOADER_SPIN_US");
+  if (v == NULL || *v < '0' || *v > '9') return SPIN_NS; /* also: no sign, no blanks */
+  char *end = NULL;
+  errno = 0;
+  long long us = strtoll(v, &end, 10);
+  if (errno != 0 || *end != '\0' || us < 0 || us * 1000LL > SPIN_MAX_NS) return SPIN_NS;
+  return us * 1000LL;
 }
 
 int64_t shml__deadline(int timeout_ms) {
@@ -75,7 +87,7 @@ static int check_live(shml_consumer *c, int64_t now) {
 int shml__wait_head(shml_consumer *c, int64_t deadline) {
   struct shml__header *h = c->hdr;
   int64_t now = shml__now_ns();
-  int64_t spin_end = now + SPIN_NS;
+  int64_t spin_end = now + c->spin_ns;
   if (deadline >= 0 && spin_end > deadline) spin_end = deadline;
   while (now < spin_end) {
     for (int i = 0; i < 64; i++) {
