@@ -59,17 +59,17 @@ func (r Result) String() string {
 
 // Spec is the ring layout of one rank.
 func (c Config) Spec(rank int) ring.Spec {
+	tensors := []ring.TensorSpec{
+		{Name: "id", DType: ring.Int64},
+		{Name: "payload", DType: ring.Uint8, Shape: []int{c.RowBytes}},
+		{Name: "crc", DType: ring.Uint32},
+		{Name: "t_ns", DType: ring.Int64},
+	}
 	if c.Empty {
-		return ring.Spec{Job: c.Job, Rank: rank, Ranks: c.Ranks, SlotCount: c.Depth, BatchCapacity: c.Rows,
-			Tensors: []ring.TensorSpec{{Name: "t_ns", DType: ring.Int64}}}
+		tensors = tensors[3:]
 	}
 	return ring.Spec{Job: c.Job, Rank: rank, Ranks: c.Ranks, SlotCount: c.Depth, BatchCapacity: c.Rows,
-		Tensors: []ring.TensorSpec{
-			{Name: "id", DType: ring.Int64},
-			{Name: "payload", DType: ring.Uint8, Shape: []int{c.RowBytes}},
-			{Name: "crc", DType: ring.Uint32},
-			{Name: "t_ns", DType: ring.Int64},
-		}}
+		Tensors: tensors}
 }
 
 // Run serves the stream until every rank has published its epochs and its consumer has
