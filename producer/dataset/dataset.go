@@ -1,0 +1,61 @@
+// Package dataset opens a Parquet dataset: it lists the files in sorted order, reads each
+// footer once, checks that every file has the same schema, and reads the columns of one
+// row group at a time. Every error names the file, and where it applies the row group
+// and the column.
+package dataset
+
+import (
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/parquet/metadata"
+)
+
+// Dataset is a set of Parquet files with one schema.
+type Dataset struct {
+	Pattern   string        // as given to Open
+	Files     []*File       // sorted by path
+	Schema    *arrow.Schema // the files' common Arrow schema
+	RowGroups []RowGroup    // every row group: files in order, then row groups in file order
+	Rows      int64         // total rows
+}
+
+// File is one Parquet file and its footer, read once by Open.
+type File struct {
+	Path  string
+	Index int // position in Dataset.Files
+	Size  int64
+	Meta  *metadata.FileMetaData
+}
+
+// RowGroup is one row group of one file.
+type RowGroup struct {
+	File              *File
+	Index             int // row group index within the file
+	Global            int // position in Dataset.RowGroups
+	Rows              int64
+	CompressedBytes   int64 // column chunks as stored
+	UncompressedBytes int64
+}
+
+// Stats is what a row group's footer says about one column, for filter pushdown.
+// Min and Max are set only when HasMinMax; numbers are given both as float64 and, for
+// integer columns, exactly as int64.
+type Stats struct {
+	Rows         int64
+	HasNullCount bool
+	NullCount    int64
+	HasMinMax    bool
+	Kind         StatKind
+	MinF, MaxF   float64 // KindInt and KindFloat
+	MinI, MaxI   int64   // KindInt
+	MinS, MaxS   string  // KindString
+}
+
+// StatKind is the kind of a column's min and max.
+type StatKind int
+
+const (
+	KindNone StatKind = iota // no usable min/max (booleans, lists, unknown types)
+	KindInt
+	KindFloat
+	KindString
+)
