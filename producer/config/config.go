@@ -26,7 +26,8 @@ type Config struct {
 	Filter    []Predicate   // rows kept: every predicate holds (AND)
 	Outputs   []Output      // named tensors, in the file's order (at least one)
 
-	Lines map[string]int // source line of each key path ("outputs.features.transforms[1]"), for errors
+	Lines  map[string]int // source line of each key path ("outputs.features.transforms[1]"), for errors
+	Source string         // name of the file parsed, for errors; "" when built in code
 }
 
 // Shuffle says how each epoch is reordered from (seed, epoch).

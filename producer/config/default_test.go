@@ -1,0 +1,182 @@
+package config
+
+import (
+	"reflect"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// keyFields maps every key path of the grammar ("[]" for any list index, "*" for any
+// output name) to the struct fields it sets; container and list-item paths set none.
+var keyFields = map[string][]string{
+	"dataset": {"Config.Dataset"}, "job": {"Config.Job"}, "batch_size": {"Config.BatchSize"},
+	"seed": {"Config.Seed"}, "epochs": {"Config.Epochs"}, "shuffle": {"Config.Shuffle"},
+	"shuffle.row_groups": {"Shuffle.RowGroups"}, "shuffle.window": {"Shuffle.Window"},
+	"drop_last": {"Config.DropLast"}, "ranks": {"Config.Ranks"}, "node": {"Config.Node"},
+	"node.rank": {"Node.Rank"}, "node.count": {"Node.Count"}, "ring_depth": {"Config.RingDepth"},
+	"workers": {"Config.Workers"}, "prefetch": {"Config.Prefetch"}, "progress": {"Config.Progress"},
+
+	"filter": {"Config.Filter"}, "filter[]": nil, "filter[].column": {"Predicate.Column"},
+	"filter[].op": {"Predicate.Op"}, "filter[].value": {"Predicate.Value"},
+	"filter[].values": {"Predicate.Values"}, "filter[].values[]": nil,
+
+	"outputs": {"Config.Outputs"}, "outputs.*": {"Output.Name", "Output.Columns"},
+	"outputs.*.columns": {"Output.Columns"}, "outputs.*.columns[]": nil, "outputs.*.dtype": {"Output.DType"},
+	"outputs.*.transforms": {"Output.Transforms"}, "outputs.*.transforms[]": {"Transform.Op"},
+	tk("cast"): {"Transform.Op", "Transform.DType"}, tk("cast.dtype"): {"Transform.DType"},
+	tk("fill_null"): {"Transform.Op", "Transform.Fill"}, tk("fill_null.value"): {"Transform.Fill"},
+	tk("normalize"): {"Transform.Op"}, tk("normalize.mean"): {"Transform.Mean"}, tk("normalize.mean[]"): nil,
+	tk("normalize.std"): {"Transform.Std"}, tk("normalize.std[]"): nil,
+	tk("clip"): {"Transform.Op"}, tk("clip.min"): {"Transform.Min"}, tk("clip.max"): {"Transform.Max"},
+	tk("log1p"):     {"Transform.Op"},
+	tk("bucketize"): {"Transform.Op", "Transform.Boundaries"}, tk("bucketize[]"): nil,
+	tk("bucketize.boundaries"): {"Transform.Boundaries"}, tk("bucketize.boundaries[]"): nil,
+	tk("hash_bucket"): {"Transform.Op", "Transform.Buckets"}, tk("hash_bucket.buckets"): {"Transform.Buckets"},
+	tk("hash_bucket.seed"): {"Transform.HashSeed"},
+	tk("pad"):              {"Transform.Op", "Transform.Length"}, tk("pad.length"): {"Transform.Length"},
+	tk("pad.value"): {"Transform.PadValue"},
+}
+
+func tk(s string) string { return "outputs.*.transforms[]." + s }
+
+var index = regexp.MustCompile(`\[\d+\]`)
+
+// generic turns "outputs.cats.transforms[0].hash_bucket" into "outputs.*.transforms[].hash_bucket".
+func generic(path string) string {
+	path = index.ReplaceAllString(path, "[]")
+	if rest, ok := strings.CutPrefix(path, "outputs."); ok {
+		_, after, found := strings.Cut(rest, ".")
+		path = "outputs.*"
+		if found {
+			path += "." + after
+		}
+	}
+	return path
+}
+
+// TestDefaultYAMLCoversGrammar: every key of default.yaml is in the grammar, every struct
+// field is set by some key default.yaml writes, and the rest is documented in comments.
+func TestDefaultYAMLCoversGrammar(t *testing.T) {
+	c, err := Parse([]byte(DefaultYAML), "default.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	written := map[string]bool{}
+	for k := range c.Lines {
+		g := generic(k)
+		written[g] = true
+		if _, ok := keyFields[g]; !ok {
+			t.Errorf("default.yaml key %q (%s) is missing from keyFields", k, g)
+		}
+	}
+	set := map[string]bool{}
+	for key, fields := range keyFields {
+		for _, f := range fields {
+			if written[key] {
+				set[f] = true
+			}
+		}
+		if !written[key] && !documented(key) {
+			t.Errorf("key %q is neither written nor described in default.yaml", key)
+		}
+	}
+	for _, typ := range []any{Config{}, Shuffle{}, Node{}, Output{}, Transform{}, Predicate{}} {
+		rt := reflect.TypeOf(typ)
+		for i := range rt.NumField() {
+			name := rt.Name() + "." + rt.Field(i).Name
+			switch rt.Field(i).Name {
+			case "Lines", "Source", "Line":
+				continue // where values came from, not values
+			}
+			if !set[name] {
+				t.Errorf("field %s is set by no key that default.yaml writes", name)
+			}
+		}
+	}
+}
+
+// documented: the key's last name appears in a comment of default.yaml as "name:".
+func documented(key string) bool {
+	key = strings.TrimSuffix(key, "[]")
+	name := key[strings.LastIndexAny(key, ".")+1:]
+	for _, line := range strings.Split(DefaultYAML, "\n") {
+		if i := strings.Index(line, "#"); i >= 0 && strings.Contains(line[i:], name+":") {
+			return true
+		}
+	}
+	return false
+}
+
+// TestDefaultYAMLValues: the values default.yaml writes are the defaults it documents.
+func TestDefaultYAMLValues(t *testing.T) {
+	c, err := Parse([]byte(DefaultYAML), "default.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	d := Default()
+	d.Dataset, d.Filter, d.Outputs, d.Lines, d.Source = c.Dataset, c.Filter, c.Outputs, c.Lines, c.Source
+	if !reflect.DeepEqual(*c, d) {
+		t.Fatalf("default.yaml sets\n  %+v\nDefault() is\n  %+v", *c, d)
+	}
+	for _, k := range []string{"batch_size", "seed", "epochs", "shuffle.window", "drop_last", "ranks",
+		"node.count", "ring_depth", "workers", "prefetch", "progress", "job"} {
+		if c.Lines[k] == 0 {
+			t.Errorf("default.yaml does not write %s", k)
+		}
+	}
+}
+
+// TestDefaultYAMLNamesEveryOp: the comments show every transform op, predicate op and dtype.
+func TestDefaultYAMLNamesEveryOp(t *testing.T) {
+	text := DefaultYAML
+	var missing []string
+	for _, op := range Ops {
+		if !strings.Contains(text, "#     - "+op) {
+			missing = append(missing, "transform "+op)
+		}
+	}
+	for _, op := range PredOps {
+		if !strings.Contains(text, `"`+op+`"`) && !strings.Contains(text, "op: "+op) && !strings.Contains(text, "also "+op) {
+			missing = append(missing, "predicate "+op)
+		}
+	}
+	for _, dt := range DTypeNames() {
+		if !strings.Contains(text, " "+dt) {
+			missing = append(missing, "dtype "+dt)
+		}
+	}
+	sort.Strings(missing)
+	if len(missing) > 0 {
+		t.Fatalf("default.yaml does not show: %v", missing)
+	}
+}
+
+// TestDefaultYAMLExplainsEveryKey: every key of the settings (not the example outputs
+// and filter) has a comment of its own.
+func TestDefaultYAMLExplainsEveryKey(t *testing.T) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal([]byte(DefaultYAML), &doc); err != nil {
+		t.Fatal(err)
+	}
+	var walk func(n *yaml.Node, path string)
+	walk = func(n *yaml.Node, path string) {
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			p := join(path, k.Value)
+			if k.HeadComment == "" && k.LineComment == "" && v.LineComment == "" {
+				t.Errorf("default.yaml:%d: key %s has no comment", k.Line, p)
+			}
+			if v.Kind == yaml.MappingNode && p != "outputs" {
+				walk(v, p)
+			}
+		}
+	}
+	walk(doc.Content[0], "")
+}

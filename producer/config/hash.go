@@ -1,0 +1,97 @@
+package config
+
+import (
+	"fmt"
+	"strings"
+)
+
+// hashVersion starts the hash input; bump it when the meaning of a field changes, so that
+// caches and resume states keyed by the old meaning are not mistaken for current ones.
+const hashVersion = "shmloader-config-hash v1"
+
+// HashInput is a canonical text of everything in the config that changes the bytes
+// trainers receive: batch_size, seed, shuffle, drop_last, ranks, node, filter and
+// outputs with their transforms. It leaves out what never changes a byte (job, workers,
+// prefetch, progress, ring_depth), epochs (epoch e is the same whatever the count, so a
+// run may be extended and still resume), source lines, and the dataset pattern: the
+// caller adds a fingerprint of the dataset's files instead. Column patterns are hashed
+// as written; with the dataset's schema in its fingerprint, they fix the columns.
+func (c *Config) HashInput() []byte {
+	var b strings.Builder
+	w := func(format string, args ...any) { fmt.Fprintf(&b, format+"\n", args...) }
+	w("%s", hashVersion)
+	w("batch_size %d", c.BatchSize)
+	w("seed %d", c.Seed)
+	w("shuffle row_groups=%t window=%d", c.Shuffle.RowGroups, c.Shuffle.Window)
+	w("drop_last %t", c.DropLast)
+	w("ranks %d", c.Ranks)
+	w("node rank=%d count=%d", c.Node.Rank, c.Node.Count)
+	for _, p := range c.Filter {
+		w("filter %s", predicateText(&p))
+	}
+	for _, o := range c.Outputs {
+		w("output name=%q dtype=%q columns=%q", o.Name, o.DType, o.Columns)
+		for _, t := range o.Transforms {
+			w("  %s", transformText(&t))
+		}
+	}
+	return []byte(b.String())
+}
+
+// transformText writes only the arguments of t's op, so a stray value in an unused
+// field of a Transform built in code cannot change the hash.
+func transformText(t *Transform) string {
+	switch t.Op {
+	case OpCast:
+		return fmt.Sprintf("cast dtype=%q", t.DType)
+	case OpFillNull:
+		return "fill_null value=" + scalarText(t.Fill)
+	case OpNormalize:
+		return fmt.Sprintf("normalize mean=%v std=%v", t.Mean, t.Std)
+	case OpClip:
+		return "clip min=" + optText(t.Min) + " max=" + optText(t.Max)
+	case OpBucketize:
+		return fmt.Sprintf("bucketize boundaries=%v", t.Boundaries)
+	case OpHashBucket:
+		return fmt.Sprintf("hash_bucket buckets=%d seed=%d", t.Buckets, t.HashSeed)
+	case OpPad:
+		return fmt.Sprintf("pad length=%d value=%v", t.Length, t.PadValue)
+	case OpLog1p:
+		return "log1p"
+	}
+	return fmt.Sprintf("%q", t.Op)
+}
+
+func predicateText(p *Predicate) string {
+	s := fmt.Sprintf("column=%q op=%q", p.Column, p.Op)
+	switch p.Op {
+	case PredIn, PredNotIn:
+		return s + " values=" + scalarsText(p.Values)
+	case PredNull, PredNotNull:
+		return s
+	}
+	return s + " value=" + scalarText(p.Value)
+}
+
+// scalarText tells the string "1" from the number 1.
+func scalarText(s Scalar) string {
+	if s.IsStr {
+		return fmt.Sprintf("%q", s.Str)
+	}
+	return fmt.Sprintf("%v", s.Num)
+}
+
+func scalarsText(ss []Scalar) string {
+	parts := make([]string, len(ss))
+	for i, s := range ss {
+		parts[i] = scalarText(s)
+	}
+	return "[" + strings.Join(parts, " ") + "]"
+}
+
+func optText(v *float64) string {
+	if v == nil {
+		return "none"
+	}
+	return fmt.Sprintf("%v", *v)
+}

@@ -1,0 +1,112 @@
+package config
+
+import (
+	"math"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// str reads any non-null scalar as its text, so that `job: 42` is the job "42".
+func (d *decoder) str(n *yaml.Node, path string) (string, error) {
+	if n.Kind != yaml.ScalarNode || isNull(n) {
+		return "", d.fail(n, path, "want a string, got %s", describe(n))
+	}
+	return n.Value, nil
+}
+
+func (d *decoder) integer(n *yaml.Node, path string) (int64, error) {
+	var v int64
+	if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!int" {
+		return 0, d.fail(n, path, "want an integer, got %s", describe(n))
+	}
+	if err := n.Decode(&v); err != nil {
+		return 0, d.fail(n, path, "integer %s out of range", n.Value)
+	}
+	return v, nil
+}
+
+// unsigned reads a non-negative integer up to 2^64-1 (seeds use the full range).
+func (d *decoder) unsigned(n *yaml.Node, path string) (uint64, error) {
+	var v uint64
+	if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!int" {
+		return 0, d.fail(n, path, "want a non-negative integer, got %s", describe(n))
+	}
+	if strings.HasPrefix(n.Value, "-") {
+		return 0, d.fail(n, path, "must be >= 0, got %s", n.Value)
+	}
+	if err := n.Decode(&v); err != nil {
+		return 0, d.fail(n, path, "integer %s out of range", n.Value)
+	}
+	return v, nil
+}
+
+func (d *decoder) boolean(n *yaml.Node, path string) (bool, error) {
+	var v bool
+	if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!bool" || n.Decode(&v) != nil {
+		return false, d.fail(n, path, "want true or false, got %s", describe(n))
+	}
+	return v, nil
+}
+
+// number reads a finite int or float: NaN and infinities would poison every row.
+func (d *decoder) number(n *yaml.Node, path string) (float64, error) {
+	var v float64
+	tag := n.ShortTag()
+	if n.Kind != yaml.ScalarNode || (tag != "!!int" && tag != "!!float") {
+		return 0, d.fail(n, path, "want a number, got %s", describe(n))
+	}
+	if err := n.Decode(&v); err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0, d.fail(n, path, "want a finite number, got %s", n.Value)
+	}
+	return v, nil
+}
+
+// numbers reads one number or a list of numbers (at least one).
+func (d *decoder) numbers(n *yaml.Node, path string) ([]float64, error) {
+	if n.Kind == yaml.ScalarNode {
+		v, err := d.number(n, path)
+		return []float64{v}, err
+	}
+	if n.Kind != yaml.SequenceNode || len(n.Content) == 0 {
+		return nil, d.fail(n, path, "want a number or a non-empty list of numbers, got %s", describe(n))
+	}
+	var out []float64
+	err := d.seq(n, path, func(_ int, item *yaml.Node, p string) error {
+		v, err := d.number(item, p)
+		out = append(out, v)
+		return err
+	})
+	return out, err
+}
+
+// scalar reads a constant for fill_null and filters: a number or a string.
+func (d *decoder) scalar(n *yaml.Node, path string) (Scalar, error) {
+	if n.Kind == yaml.ScalarNode && n.ShortTag() == "!!str" {
+		return Scalar{Str: n.Value, IsStr: true}, nil
+	}
+	if tag := n.ShortTag(); n.Kind != yaml.ScalarNode || (tag != "!!int" && tag != "!!float") {
+		return Scalar{}, d.fail(n, path, "want a number or a string, got %s", describe(n))
+	}
+	v, err := d.number(n, path)
+	return Scalar{Num: v}, err
+}
+
+// duration reads a Go duration ("5s", "1m30s"); a bare 0 is allowed too, meaning off.
+func (d *decoder) duration(n *yaml.Node, path string) (time.Duration, error) {
+	if n.Kind == yaml.ScalarNode && n.ShortTag() == "!!int" && n.Value == "0" {
+		return 0, nil
+	}
+	if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!str" {
+		return 0, d.fail(n, path, "want a duration like 5s or 500ms, got %s", describe(n))
+	}
+	v, err := time.ParseDuration(n.Value)
+	if err != nil {
+		return 0, d.fail(n, path, "want a duration like 5s or 500ms, got %q", n.Value)
+	}
+	if v < 0 {
+		return 0, d.fail(n, path, "must be >= 0, got %s", n.Value)
+	}
+	return v, nil
+}
