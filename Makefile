@@ -12,7 +12,7 @@ PYREQ   := bindings/python/requirements.txt
 export SHMLOADER_BIN := $(BUILD)/bin/shmloader
 export SHMLOADER_LIB := $(BUILD)/lib/libshmloader.so
 
-.PHONY: build go-build c-build venv test test-go test-c test-python bench fuzz clean distclean
+.PHONY: build go-build c-build venv demo test test-go test-c test-python bench fuzz clean distclean
 
 build: go-build c-build
 
@@ -33,6 +33,11 @@ $(VENV)/.installed: $(PYREQ) bindings/python/pyproject.toml
 	$(PY) -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e bindings/python
 	touch $@
 
+# The main job on the synthetic default dataset (generated once into build/demo-data):
+# `shmloader serve` and two Python trainer processes.
+demo: build venv
+	bash bindings/python/examples/demo.sh
+
 test: build venv test-go test-c test-python
 
 test-go: go-build c-build
@@ -48,11 +53,14 @@ bench: build venv
 	$(MAKE) -C bindings/c BUILD=$(BUILD) bench-bin
 	bash bench/transport.sh
 
-# Coverage-guided fuzzing of the header and schema parsers (make test runs the seed corpus).
+# Coverage-guided fuzzing of the parsers of untrusted bytes: ring headers, Parquet page
+# headers, configs (make test runs the seed corpora).
 FUZZTIME ?= 60s
 fuzz:
 	$(GO) test ./ring -run '^$$' -fuzz FuzzValidateHeader -fuzztime $(FUZZTIME)
 	$(GO) test ./ring -run '^$$' -fuzz FuzzSlotHeader -fuzztime $(FUZZTIME)
+	$(GO) test ./producer/dataset -run '^$$' -fuzz FuzzPageHeader -fuzztime $(FUZZTIME)
+	$(GO) test ./producer/config -run '^$$' -fuzz FuzzParse -fuzztime $(FUZZTIME)
 
 clean:
 	rm -rf $(BUILD) bindings/python/shmloader/libshmloader.so

@@ -6,7 +6,8 @@ import (
 	"time"
 )
 
-// Producer is the writing end of one ring. One goroutine uses it at a time.
+// Producer is the writing end of one ring. One goroutine uses it at a time; Published,
+// Released, Drained, Occupancy and ConsumerPID may also be called from any other.
 type Producer struct {
 	mem  []byte
 	h    *Header
@@ -137,20 +138,22 @@ func (p *Producer) PollSeek() (epoch, step uint64, ok bool) {
 }
 
 // Drained reports whether the consumer has released everything published.
-func (p *Producer) Drained() bool { return p.h.Tail.Load() == p.head }
+func (p *Producer) Drained() bool { return p.h.Tail.Load() == p.h.Head.Load() }
 
 // Released is the number of slots the consumer has released (its tail).
 func (p *Producer) Released() uint64 { return p.h.Tail.Load() }
 
 // Published is the number of slots published so far.
-func (p *Producer) Published() uint64 { return p.head }
+func (p *Producer) Published() uint64 { return p.h.Head.Load() }
 
 // Occupancy is the number of published slots the consumer has not released.
 func (p *Producer) Occupancy() uint64 {
-	if n, err := p.free(); err == nil {
-		return uint64(p.g.SlotCount) - n
+	tail := p.h.Tail.Load()
+	head := p.h.Head.Load()
+	if tail > head || head-tail > uint64(p.g.SlotCount) {
+		return uint64(p.g.SlotCount) // an impossible tail: Acquire reports it
 	}
-	return uint64(p.g.SlotCount)
+	return head - tail
 }
 
 // ConsumerPID is the pid the attached consumer announced, 0 if none.

@@ -24,6 +24,9 @@ type File struct {
 	Index int // position in Dataset.Files
 	Size  int64
 	Meta  *metadata.FileMetaData
+
+	sums       []uint32 // chunk CRCs from the footer (ChecksumKey), nil when absent
+	footerHash uint64   // FNV-1a of base name, size and raw footer, for Fingerprint
 }
 
 // RowGroup is one row group of one file.

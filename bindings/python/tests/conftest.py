@@ -238,3 +238,30 @@ def produce(spawn: Spawner, shmloader_bin: Path, job: str, library: None):
         return spawn.start("producer", argv)
 
     return start
+
+
+# -- `shmloader serve` tests (test_serve_*.py) ---------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def gen_dataset(shmloader_bin: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """`shmloader gen` output (2 files × 10 row groups × 1000 rows), made once per session."""
+    import servekit
+
+    out = tmp_path_factory.mktemp("serve-data") / "gen"
+    proc = subprocess.run(
+        [str(shmloader_bin), "gen", "--out", str(out), *servekit.GEN_FLAGS],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    if proc.returncode != 0:
+        pytest.fail(f"shmloader gen failed ({proc.returncode}): {proc.stderr}", pytrace=False)
+    return out
+
+
+@pytest.fixture
+def group(shmloader_bin: Path, shm_dir: Path, tmp_path: Path, library: None):
+    """A servekit.Group for this test's shm_dir: kills its processes at the end."""
+    import servekit
+
+    with servekit.Group(shmloader_bin, shm_dir, tmp_path) as g:
+        yield g

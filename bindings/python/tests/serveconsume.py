@@ -1,0 +1,175 @@
+"""A trainer process for the `shmloader serve` tests: attaches to one rank, reads, and writes
+what it saw to OUT.json (every batch's epoch, step, rows, seq and a sha256 of all its
+tensors, how the stream ended) and, with --keep all, every tensor to OUT.npz.
+
+The batch hash covers, per tensor in the producer's schema order, its name, wire dtype,
+shape and bytes: two batches hash alike only if a trainer could not tell them apart.
+
+Modes (the default reads the whole stream, `for batch in loader`):
+  --epochs N        call loader.epoch() N times (the per-call counts are recorded), then
+                    probe loader.next() once to see whether the stream ended
+  --seek E S        seek to (E, S) before reading
+  --load-state F    load_state_dict(json F) before reading
+  --max-batches K   stop after K batches; with --save-state F, write state_dict() to F
+  --until-file F    keep retrying attach until attached or F exists (then try once more):
+                    a consumer waiting on a producer that may never come
+
+Errors of the library end the reading and are recorded ("end": "gone", "timeout",
+"error:<Class>: <message>"); the exit code is 0 unless this script itself failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import sys
+import time
+import traceback
+from typing import Any
+
+import numpy as np
+
+import shmloader
+
+
+def batch_hash(batch: shmloader.Batch) -> str:
+    h = hashlib.sha256()
+    for name, arr in batch.items():
+        h.update(f"{name}\0{batch.dtypes[name]}\0{arr.shape}\0".encode())
+        h.update(np.ascontiguousarray(arr).view(np.uint8).ravel().data)
+    return h.hexdigest()
+
+
+class Recorder:
+    def __init__(self, keep: str) -> None:
+        self.keep = keep
+        self.batches: list[dict[str, Any]] = []
+        self.arrays: dict[str, list[np.ndarray]] = {}
+        self.dtypes: dict[str, str] = {}
+
+    def add(self, batch: shmloader.Batch) -> None:
+        self.batches.append({"epoch": batch.epoch, "step": batch.step, "rows": batch.rows,
+                             "seq": batch.seq, "sha": batch_hash(batch)})  # fmt: skip
+        self.dtypes = dict(batch.dtypes)
+        if self.keep == "all":
+            for name, arr in batch.items():
+                self.arrays.setdefault(name, []).append(np.array(arr))
+        elif self.keep == "ids" and "id" in batch:
+            self.arrays.setdefault("id", []).append(np.array(batch["id"]))
+
+
+def attach(args: argparse.Namespace) -> shmloader.Loader | None:
+    if not args.until_file:
+        return shmloader.attach(args.job, args.rank, dir=args.dir, timeout=args.attach_timeout,
+                                batch_timeout=args.batch_timeout)  # fmt: skip
+    deadline = time.monotonic() + args.attach_timeout
+    while True:
+        last = os.path.exists(args.until_file) or time.monotonic() >= deadline
+        try:
+            return shmloader.attach(args.job, args.rank, dir=args.dir, timeout=0.2,
+                                    batch_timeout=args.batch_timeout)  # fmt: skip
+        except shmloader.Timeout:
+            if last:
+                return None
+
+
+def read(args: argparse.Namespace, rec: Recorder, meta: dict[str, Any]) -> str:
+    loader = attach(args)
+    if loader is None:
+        return "never-attached"
+    with loader:
+        meta["info"] = {"ranks": loader.info.ranks, "config_hash": loader.info.config_hash,
+                        "batch_capacity": loader.info.batch_capacity}  # fmt: skip
+        if args.seek:
+            loader.seek(*args.seek)
+        if args.load_state:
+            with open(args.load_state) as f:
+                loader.load_state_dict(json.load(f))
+        if args.max_batches is not None:
+            while len(rec.batches) < args.max_batches:
+                batch = loader.next()
+                if batch is None:
+                    if loader.ended:
+                        return "stream_end"
+                    continue  # the end of an epoch
+                with batch:
+                    rec.add(batch)
+            if args.save_state:
+                with open(args.save_state, "w") as f:
+                    json.dump(loader.state_dict(), f)
+            return "max"
+        if args.epochs is not None:
+            counts = meta["epoch_counts"] = []
+            for _ in range(args.epochs):
+                n = 0
+                for batch in loader.epoch():
+                    rec.add(batch)
+                    n += 1
+                    if args.slow:
+                        time.sleep(args.slow)
+                counts.append(n)
+            after = loader.next(timeout=args.probe)
+            if after is None:
+                return "stream_end" if loader.ended else "epoch_end"
+            after.release()
+            return "more"
+        for batch in loader:
+            rec.add(batch)
+            if args.slow:
+                time.sleep(args.slow)
+            if args.ready and len(rec.batches) == 1:
+                open(args.ready, "w").close()
+        return "stream_end"
+
+
+def main() -> None:
+    p = argparse.ArgumentParser()
+    p.add_argument("--job", required=True)
+    p.add_argument("--rank", type=int, required=True)
+    p.add_argument("--dir", required=True)
+    p.add_argument("--out", required=True, help="prefix of OUT.json and OUT.npz")
+    p.add_argument("--keep", choices=["all", "ids", "none"], default="all")
+    p.add_argument("--attach-timeout", type=float, default=20.0)
+    p.add_argument("--batch-timeout", type=float, default=20.0)
+    p.add_argument("--probe", type=float, default=10.0, help="wait of the --epochs probe")
+    p.add_argument("--epochs", type=int)
+    p.add_argument("--seek", type=int, nargs=2)
+    p.add_argument("--load-state")
+    p.add_argument("--max-batches", type=int)
+    p.add_argument("--save-state")
+    p.add_argument("--until-file")
+    p.add_argument("--slow", type=float, default=0.0, help="seconds to sleep per batch")
+    p.add_argument("--ready", help="file created once the first batch arrived")
+    args = p.parse_args()
+
+    rec = Recorder(args.keep)
+    meta: dict[str, Any] = {"job": args.job, "rank": args.rank}
+    started = time.monotonic()
+    code = 0
+    try:
+        meta["end"] = read(args, rec, meta)
+    except shmloader.ProducerGone as exc:
+        meta["end"], meta["message"] = "gone", str(exc)
+    except shmloader.Timeout as exc:
+        meta["end"], meta["message"] = "timeout", str(exc)
+    except shmloader.ShmloaderError as exc:
+        meta["end"] = f"error:{type(exc).__name__}: {exc}"
+    except Exception:
+        meta["end"] = "crash: " + traceback.format_exc()
+        code = 2
+    meta["ended_at"] = time.time()
+    meta["seconds"] = time.monotonic() - started
+    meta["batches"] = rec.batches
+    meta["dtypes"] = rec.dtypes
+    if rec.arrays:
+        np.savez(args.out + ".npz", **{k: np.concatenate(v) for k, v in rec.arrays.items()})
+    with open(args.out + ".json.tmp", "w") as f:
+        json.dump(meta, f)
+    os.replace(args.out + ".json.tmp", args.out + ".json")
+    sys.exit(code)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,66 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/shmloader/shmloader/producer/gen"
+)
+
+func runGen(args []string) error {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	return genCommand(ctx, args, os.Stderr)
+}
+
+// genCommand is `shmloader gen`; progress, usage and flag errors go to log.
+func genCommand(ctx context.Context, args []string, log io.Writer) error {
+	fs := flag.NewFlagSet("gen", flag.ContinueOnError)
+	fs.SetOutput(log)
+	c := gen.DefaultConfig()
+	fs.StringVar(&c.Out, "out", "", "output directory (required; created if missing)")
+	fs.Int64Var(&c.Rows, "rows", c.Rows, "rows in all")
+	fs.IntVar(&c.Files, "files", c.Files, "files part-00000.parquet ...")
+	fs.Int64Var(&c.RowGroupRows, "row-group-rows", c.RowGroupRows, "rows per row group")
+	fs.StringVar(&c.Compression, "compression", c.Compression, "snappy, zstd or none")
+	fs.IntVar(&c.Features, "features", c.Features, fmt.Sprintf("float32 feature columns f000.. (0-%d)", gen.MaxFeatures))
+	fs.IntVar(&c.Categoricals, "categoricals", c.Categoricals, fmt.Sprintf("int64 categorical columns c00.. (0-%d)", gen.MaxCategoricals))
+	fs.IntVar(&c.Strings, "strings", c.Strings, fmt.Sprintf("string categorical columns s00.. (0-%d)", gen.MaxStrings))
+	fs.IntVar(&c.ListMax, "list-max", c.ListMax, "longest list in column seq")
+	fs.Float64Var(&c.NullFraction, "null-fraction", c.NullFraction, "share of nulls in the nullable columns")
+	fs.Uint64Var(&c.Seed, "seed", c.Seed, "seed of every value")
+	fs.BoolVar(&c.Overwrite, "overwrite", false, "write into a non-empty directory, replacing its *.parquet files")
+	quiet := fs.Bool("quiet", false, "no progress, only errors")
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "usage: shmloader gen --out DIR [flags]\n\n"+
+			"Writes a synthetic Parquet dataset: id, features f000.. (float32, every 4th with nulls),\n"+
+			"categoricals c00.. (int64) and s00.. (string), seq (list<int64>) and label (0/1).\n"+
+			"Every value depends only on (seed, id, column): the same flags give the same bytes.\n\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return err
+	}
+	if fs.NArg() > 0 {
+		fs.Usage()
+		return fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	if c.Out == "" {
+		fs.Usage()
+		return errors.New("--out is required")
+	}
+	progress := log
+	if *quiet {
+		progress = io.Discard
+	}
+	return gen.Write(ctx, c, progress)
+}

@@ -1,0 +1,142 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/shmloader/shmloader/producer/dataset"
+)
+
+func runInspect(args []string) error { return inspectCommand(args, os.Stdout, os.Stderr) }
+
+// inspectCommand is `shmloader inspect`: the report goes to out, usage and errors to log.
+func inspectCommand(args []string, out, log io.Writer) error {
+	fs := flag.NewFlagSet("inspect", flag.ContinueOnError)
+	fs.SetOutput(log)
+	rowGroups := fs.Bool("row-groups", false, "also list every row group")
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "usage: shmloader inspect DATASET [--row-groups]\n\n"+
+			"Prints a Parquet dataset's files, schema and totals from the footers alone.\n"+
+			"DATASET is a file, a directory of *.parquet files or a glob.\n\n")
+		fs.PrintDefaults()
+	}
+	// Flags may come before or after DATASET; the flag package stops at the first operand.
+	var operands []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil
+			}
+			return err
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		operands = append(operands, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+	if len(operands) != 1 {
+		fs.Usage()
+		return fmt.Errorf("want one DATASET, got %d", len(operands))
+	}
+	d, err := dataset.Open(operands[0])
+	if err != nil {
+		return err
+	}
+	printInspect(out, d, *rowGroups)
+	return nil
+}
+
+func printInspect(out io.Writer, d *dataset.Dataset, rowGroups bool) {
+	perFile := make([]struct {
+		rowGroups int
+		rows      int64
+	}, len(d.Files))
+	var comp, uncomp int64
+	for _, rg := range d.RowGroups {
+		perFile[rg.File.Index].rowGroups++
+		perFile[rg.File.Index].rows += rg.Rows
+		comp += rg.CompressedBytes
+		uncomp += rg.UncompressedBytes
+	}
+	fmt.Fprintf(out, "dataset:     %s\nfingerprint: %016x\n\nfiles:\n", d.Pattern, d.Fingerprint())
+	// Numbers align right; paths are padded to one width so that they stay left-aligned.
+	w := len("PATH")
+	for _, f := range d.Files {
+		w = max(w, len(f.Path))
+	}
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "%-*s\tROWS\tROW GROUPS\tBYTES\tCOMPRESSION\t\n", w, "PATH")
+	for i, f := range d.Files {
+		fmt.Fprintf(tw, "%-*s\t%d\t%d\t%s\t%s\t\n", w, f.Path, perFile[i].rows, perFile[i].rowGroups, size(f.Size), codecs(f))
+	}
+	tw.Flush()
+
+	fmt.Fprintf(out, "\nschema (%d columns):\n", d.Schema.NumFields())
+	tw = tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "  COLUMN\tTYPE\tNULLABLE\n")
+	for _, f := range d.Schema.Fields() {
+		fmt.Fprintf(tw, "  %s\t%s\t%s\n", f.Name, f.Type, yesNo(f.Nullable))
+	}
+	tw.Flush()
+
+	fmt.Fprintf(out, "\ntotals:\n")
+	tw = tabwriter.NewWriter(out, 0, 0, 1, ' ', 0)
+	fmt.Fprintf(tw, "  files:\t%d\n  row groups:\t%d\n  rows:\t%d\n", len(d.Files), len(d.RowGroups), d.Rows)
+	fmt.Fprintf(tw, "  compressed:\t%s (%d bytes)\n  uncompressed:\t%s (%d bytes)\n", size(comp), comp, size(uncomp), uncomp)
+	tw.Flush()
+
+	if rowGroups {
+		fmt.Fprintf(out, "\nrow groups:\n")
+		tw = tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintf(tw, "GLOBAL\t%-*s\tINDEX\tROWS\tCOMPRESSED\tUNCOMPRESSED\t\n", w, "FILE")
+		for _, rg := range d.RowGroups {
+			fmt.Fprintf(tw, "%d\t%-*s\t%d\t%d\t%s\t%s\t\n", rg.Global, w, rg.File.Path, rg.Index, rg.Rows, size(rg.CompressedBytes), size(rg.UncompressedBytes))
+		}
+		tw.Flush()
+	}
+}
+
+// codecs lists the compression codecs of a file's column chunks.
+func codecs(f *dataset.File) string {
+	seen := map[string]bool{}
+	for i := range f.Meta.RowGroups {
+		rg := f.Meta.RowGroup(i)
+		for j := 0; j < rg.NumColumns(); j++ {
+			if cc, err := rg.ColumnChunk(j); err == nil {
+				seen[cc.Compression().String()] = true
+			}
+		}
+	}
+	names := make([]string, 0, len(seen))
+	for n := range seen {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return strings.Join(names, ",")
+}
+
+func size(n int64) string {
+	switch {
+	case n >= 1e9:
+		return fmt.Sprintf("%.2f GB", float64(n)/1e9)
+	case n >= 1e6:
+		return fmt.Sprintf("%.1f MB", float64(n)/1e6)
+	case n >= 1e3:
+		return fmt.Sprintf("%.1f kB", float64(n)/1e3)
+	}
+	return fmt.Sprintf("%d B", n)
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}

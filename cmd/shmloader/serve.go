@@ -1,0 +1,122 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/shmloader/shmloader/producer/config"
+	"github.com/shmloader/shmloader/producer/serve"
+)
+
+func runServe(args []string) error {
+	fs := flag.NewFlagSet("serve", flag.ExitOnError)
+	path := fs.String("config", "", "YAML config file (see --print-config)")
+	printConfig := fs.Bool("print-config", false, "print the documented default config and exit")
+	var opt serve.Options
+	fs.StringVar(&opt.Dir, "dir", "", "segment directory (default $SHMLOADER_SHM_DIR or /dev/shm)")
+	fs.Uint64Var(&opt.StartEpoch, "start-epoch", 0, "start every rank at this epoch")
+	fs.Uint64Var(&opt.StartStep, "start-step", 0, "start every rank at this step of --start-epoch")
+	resume := fs.String("resume", "", "start every rank where a trainer's saved loader.state_dict() (JSON) says")
+	fs.DurationVar(&opt.DrainTimeout, "drain-timeout", 0, "after the last epoch, how long to wait for trainers to read everything (0: no limit)")
+	quiet := fs.Bool("quiet", false, "no start-up summary or status lines on stderr")
+	// Overrides of config keys, applied (and checked like the file's values) only when given.
+	overrides := map[string]string{}
+	for _, o := range []struct{ flag, key, usage string }{
+		{"job", "job", "job name"},
+		{"dataset", "dataset", "dataset file, directory or glob"},
+		{"ranks", "ranks", "rings on this node, one per local GPU"},
+		{"node-rank", "node.rank", "this node's rank"},
+		{"node-count", "node.count", "number of nodes"},
+		{"workers", "workers", "decode workers, 0 = GOMAXPROCS"},
+		{"prefetch", "prefetch", "windows decoded ahead"},
+		{"seed", "seed", "shuffle seed"},
+		{"epochs", "epochs", "epochs, 0 = endless"},
+		{"batch-size", "batch_size", "rows per batch"},
+		{"depth", "ring_depth", "slots per ring"},
+		{"progress", "progress", "status line period, 0 = off"},
+	} {
+		fs.Func(o.flag, fmt.Sprintf("%s (overrides key %s)", o.usage, o.key), func(v string) error {
+			overrides[o.key] = v
+			return nil
+		})
+	}
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "usage: shmloader serve --config FILE [flags]\n\n"+
+			"Serves a Parquet dataset to the trainer processes of this host, one ring per rank,\n"+
+			"until the configured epochs are read or SIGINT/SIGTERM. Flags override config keys.\n"+
+			"At the end prints one line per rank: rank=R batches=N rows=M.\n\n")
+		fs.PrintDefaults()
+	}
+	fs.Parse(args)
+	if *printConfig {
+		fmt.Print(config.DefaultYAML)
+		return nil
+	}
+	if *path == "" || fs.NArg() > 0 {
+		fs.Usage()
+		return errors.New("--config FILE is required (shmloader serve --print-config shows one)")
+	}
+	cfg, err := config.Load(*path)
+	if err != nil {
+		return err
+	}
+	for key, v := range overrides {
+		if err := cfg.Set(key, v); err != nil {
+			return fmt.Errorf("flag for %w", err)
+		}
+	}
+	if *resume != "" {
+		if err := readState(*resume, &opt); err != nil {
+			return err
+		}
+	}
+	opt.Log = os.Stderr
+	if *quiet {
+		opt.Log = nil
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	start := time.Now()
+	results, err := serve.Run(ctx, cfg, opt)
+	for _, r := range results {
+		fmt.Println(r)
+	}
+	if errors.Is(err, context.Canceled) && ctx.Err() != nil {
+		if opt.Log != nil {
+			fmt.Fprintln(opt.Log, "serve: stopped by signal; segments removed")
+		}
+		return nil
+	}
+	if err == nil && opt.Log != nil {
+		fmt.Fprintf(opt.Log, "serve: done in %.1f s; segments removed\n", time.Since(start).Seconds())
+	}
+	return err
+}
+
+// readState reads a trainer's loader.state_dict() saved as JSON.
+func readState(path string, opt *serve.Options) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	var st struct {
+		Epoch      *uint64 `json:"epoch"`
+		Step       *uint64 `json:"step"`
+		ConfigHash uint64  `json:"config_hash"`
+	}
+	if err := json.Unmarshal(data, &st); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	if st.Epoch == nil || st.Step == nil {
+		return fmt.Errorf("%s: want a JSON object with integer \"epoch\" and \"step\" (a saved loader.state_dict())", path)
+	}
+	opt.StartEpoch, opt.StartStep, opt.ExpectHash = *st.Epoch, *st.Step, st.ConfigHash
+	return nil
+}

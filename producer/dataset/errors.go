@@ -1,0 +1,69 @@
+package dataset
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Sentinel errors. Every error from this package is an *Error that names the file (or the
+// pattern), and where it applies the row group and the column; test with errors.Is.
+var (
+	// ErrNoFiles: the pattern matched no Parquet file.
+	ErrNoFiles = errors.New("no Parquet files")
+	// ErrNoRows: the files hold no rows at all.
+	ErrNoRows = errors.New("dataset has no rows")
+	// ErrSchema: a file's schema differs from the first file's.
+	ErrSchema = errors.New("schema mismatch")
+	// ErrCorrupt: a footer, page header or column chunk cannot be decoded.
+	ErrCorrupt = errors.New("corrupt Parquet data")
+	// ErrChecksum: bytes read do not match a page CRC or a chunk checksum of the footer.
+	ErrChecksum = errors.New("checksum mismatch")
+	// ErrNoColumn: no top-level column has this name.
+	ErrNoColumn = errors.New("no such column")
+	// ErrRowGroup: the row group index is out of range.
+	ErrRowGroup = errors.New("row group out of range")
+)
+
+// Error is an operation on one file (or, for Open, on the pattern) that failed.
+type Error struct {
+	Op       string // "open", "read", "stats"
+	Path     string // the file, or the pattern when no single file is at fault
+	RowGroup int    // row group index within the file; -1 when not about one row group
+	Column   string // top-level column name; "" when not about one column
+	Err      error
+}
+
+func (e *Error) Error() string {
+	s := e.Op + " " + e.Path
+	if e.RowGroup >= 0 {
+		s += fmt.Sprintf(": row group %d", e.RowGroup)
+	}
+	if e.Column != "" {
+		s += fmt.Sprintf(": column %q", e.Column)
+	}
+	return s + ": " + e.Err.Error()
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// kindError gives a sentinel a specific message: errors.Is finds the sentinel, and the
+// text reads "is double, but a.parquet has float" instead of repeating the sentinel.
+type kindError struct {
+	kind error
+	msg  string
+}
+
+func (e *kindError) Error() string { return e.msg }
+func (e *kindError) Unwrap() error { return e.kind }
+
+func kindf(kind error, format string, args ...any) error {
+	return &kindError{kind: kind, msg: fmt.Sprintf(format, args...)}
+}
+
+// recovered turns a panic inside arrow-go into an error: a corrupt file must never take
+// the producer down. Use as: defer recovered(&err).
+func recovered(err *error) {
+	if p := recover(); p != nil {
+		*err = kindf(ErrCorrupt, "arrow-go panicked: %v", p)
+	}
+}

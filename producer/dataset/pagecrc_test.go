@@ -1,0 +1,162 @@
+package dataset
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"hash/crc32"
+	"os"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/parquet/compress"
+)
+
+// addPageCRCs rewrites the Parquet file src (written by arrow-go, which sets no page CRC)
+// into dst with a CRC in every page header, moving the pages and fixing the footer, to
+// stand for a file from a writer that sets page CRCs (parquet-mr, pyarrow).
+func addPageCRCs(t *testing.T, src, dst string) {
+	t.Helper()
+	f, err := readFile(src, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(src)
+	var out bytes.Buffer
+	out.Write(magic)
+	for i, rg := range f.Meta.RowGroups {
+		rgStart, rgSize := int64(out.Len()), int64(0)
+		for j, cc := range rg.Columns {
+			start, n, _ := chunkRange(f.Meta, i, j)
+			moved := map[int64]int64{}
+			added := int64(0)
+			for pos := start; pos < start+n; {
+				h, err := parsePageHeader(data[pos:])
+				if err != nil || h.hasCRC {
+					t.Fatalf("page at %d: %v %+v", pos, err, h)
+				}
+				moved[pos] = int64(out.Len())
+				body := data[pos+int64(h.size) : pos+int64(h.size+h.compressed)]
+				hdr := withCRC(data[pos:pos+int64(h.size)], h, int32(crc32.ChecksumIEEE(body)))
+				added += int64(len(hdr) - h.size)
+				out.Write(hdr)
+				out.Write(body)
+				pos += int64(h.size + h.compressed)
+			}
+			md := cc.MetaData
+			md.DataPageOffset = moved[md.DataPageOffset]
+			if d := md.DictionaryPageOffset; d != nil {
+				v := moved[*d]
+				md.DictionaryPageOffset = &v
+			}
+			md.TotalCompressedSize += added
+			md.TotalUncompressedSize += added
+			rgSize += md.TotalCompressedSize
+		}
+		rg.FileOffset, rg.TotalCompressedSize = &rgStart, &rgSize
+	}
+	raw, err := f.Meta.Serialize(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	out.Write(raw)
+	out.Write(binary.LittleEndian.AppendUint32(nil, uint32(len(raw))))
+	out.Write(magic)
+	if err := os.WriteFile(dst, out.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// withCRC inserts field 4 (crc) after field 3 of a compact-protocol page header.
+func withCRC(hdr []byte, h pageHeader, crc int32) []byte {
+	b := append([]byte(nil), hdr[:h.restAt]...)
+	b = append(b, 1<<4|ctI32)
+	b = binary.AppendUvarint(b, uint64(uint32(crc<<1^crc>>31)))
+	rest := append([]byte(nil), hdr[h.restAt:]...)
+	if h.restID > 4 && rest[0]>>4 != 0 { // the next field's id delta was from 3, now from 4
+		rest[0] = (rest[0]>>4-1)<<4 | rest[0]&0x0f
+	}
+	return append(b, rest...)
+}
+
+func TestPageCRCs(t *testing.T) {
+	dir := t.TempDir()
+	plain := writeTest(t, dir, "plain.parquet", 0, 300, writeOpts{rgRows: 100, codec: compress.Codecs.Snappy})
+	path := dir + "/crc.parquet"
+	addPageCRCs(t, plain, path)
+	d, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := []string{"a", "b", "s", "l"}
+	groups := readAll(t, d, names)
+	for g, cols := range groups {
+		checkValues(t, names, cols, int64(g)*100)
+	}
+	release(groups)
+	pages := 0
+	for j := range d.Files[0].Meta.Schema.NumColumns() {
+		start, n, _ := chunkRange(d.Files[0].Meta, 2, j)
+		data, _ := os.ReadFile(path)
+		for pos := start; pos < start+n; pages++ {
+			h, err := parsePageHeader(data[pos:])
+			if err != nil || !h.hasCRC {
+				t.Fatalf("rewritten page at %d: %v, %+v", pos, err, h)
+			}
+			pos += int64(h.size + h.compressed)
+		}
+	}
+	if pages < 4 {
+		t.Fatalf("only %d pages in row group 2", pages)
+	}
+
+	// Flip one byte in the middle of the first page body of column s in row group 2.
+	start, _, _ := chunkRange(d.Files[0].Meta, 2, 2)
+	data, _ := os.ReadFile(path)
+	h, _ := parsePageHeader(data[start:])
+	data[start+int64(h.size+h.compressed/2)] ^= 0x01
+	os.WriteFile(path, data, 0o644)
+	d, err = Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := d.OpenReader(d.Files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	_, err = r.ReadRowGroup(context.Background(), 2, names)
+	var de *Error
+	if !errors.Is(err, ErrChecksum) || !errors.As(err, &de) || de.RowGroup != 2 || de.Column != "s" {
+		t.Fatalf("got %v, want a page CRC error in row group 2, column s", err)
+	}
+}
+
+func TestParsePageHeaderRejectsGarbage(t *testing.T) {
+	for _, b := range [][]byte{
+		nil, {0}, {0x15}, {0x15, 0x02, 0x15}, // truncated or missing required fields
+		{0x15, 0x00, 0x15, 0x02, 0x15, 0x01, 0x19, 0xfc}, // a list claiming 15+ elements in 0 bytes
+		{0x15, 0x00, 0x15, 0x02, 0x16, 0x02, 0x00},       // field 3 with the wrong type
+		bytes.Repeat([]byte{0x1c}, 100),                  // structs nested past the limit
+	} {
+		if h, err := parsePageHeader(b); err == nil {
+			t.Errorf("parsePageHeader(%x) = %+v, want an error", b, h)
+		}
+	}
+	if err := verifyPages([]byte{0x15, 0x00, 0x15, 0x08, 0x15, 0x08, 0x00, 1, 2}, 9); !errors.Is(err, ErrCorrupt) {
+		t.Errorf("a body past the chunk: %v", err)
+	}
+}
+
+func FuzzPageHeader(f *testing.F) {
+	f.Add([]byte{0x15, 0x00, 0x15, 0x08, 0x15, 0x08, 0x15, 0x02, 0x2c, 0x15, 0x02, 0x00, 0x00})
+	f.Add([]byte{0x15, 0x04, 0x15, 0x10, 0x15, 0x10, 0x4c, 0x15, 0x04, 0x15, 0x00, 0x00, 1, 2, 3, 4})
+	f.Add([]byte{0x19, 0xf8, 0x7f, 0x1b, 0x05, 0x35, 0x18, 0x00})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		h, err := parsePageHeader(b)
+		if err == nil && (h.size <= 0 || h.size > len(b) || h.compressed < 0) {
+			t.Fatalf("accepted header with size %d of %d bytes, body %d", h.size, len(b), h.compressed)
+		}
+		verifyPages(b, len(b))
+	})
+}

@@ -1,0 +1,170 @@
+package dataset
+
+import (
+	"context"
+	"os"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+)
+
+// Reader decodes row groups of one file into Arrow arrays. A Reader is used by one
+// goroutine at a time; open one Reader per goroutine to read a file concurrently.
+type Reader struct {
+	file   *File
+	src    *checkedFile
+	ar     *pqarrow.FileReader
+	fields map[string]int // top-level name -> field index in this file's schema
+}
+
+// OpenReader opens f for reading. It reuses f.Meta, so the footer is not parsed again.
+func (d *Dataset) OpenReader(f *File) (r *Reader, err error) {
+	fail := func(err error) (*Reader, error) {
+		return nil, &Error{Op: "open", Path: f.Path, RowGroup: -1, Err: err}
+	}
+	fh, err := os.Open(f.Path)
+	if err != nil {
+		return fail(pathless(err))
+	}
+	src := &checkedFile{f: fh}
+	defer func() {
+		if r == nil {
+			fh.Close()
+		}
+	}()
+	props := parquet.NewReaderProperties(memory.DefaultAllocator)
+	props.BufferedStreamEnabled = false // one ReadAt per chunk: see checkedFile
+	ar, err := newReader(src, f, props)
+	if err != nil {
+		return fail(err)
+	}
+	fields := make(map[string]int, len(ar.Manifest.Fields))
+	for i, sf := range ar.Manifest.Fields {
+		fields[sf.Field.Name] = i
+	}
+	return &Reader{file: f, src: src, ar: ar, fields: fields}, nil
+}
+
+func newReader(src *checkedFile, f *File, props *parquet.ReaderProperties) (ar *pqarrow.FileReader, err error) {
+	defer recovered(&err)
+	pf, err := file.NewParquetReader(src, file.WithMetadata(f.Meta), file.WithReadProps(props))
+	if err != nil {
+		return nil, err
+	}
+	// Parallel stays off: checkedFile expects one column at a time.
+	return pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
+}
+
+// File is the file this Reader reads.
+func (r *Reader) File() *File { return r.file }
+
+// ReadRowGroup decodes the given top-level columns of row group index (its index within
+// the file, RowGroup.Index) and returns one Chunked per column in the order asked. Only
+// those columns' chunks are read; a list column reads its leaf. The caller releases the
+// result. Every chunk is verified against the checksums the file has before it is decoded.
+func (r *Reader) ReadRowGroup(ctx context.Context, index int, columns []string) ([]*arrow.Chunked, error) {
+	meta := r.file.Meta
+	if index < 0 || index >= len(meta.RowGroups) {
+		return nil, &Error{Op: "read", Path: r.file.Path, RowGroup: index, Err: kindf(ErrRowGroup, "file has %d row groups", len(meta.RowGroups))}
+	}
+	out := make([]*arrow.Chunked, 0, len(columns))
+	release := func() {
+		for _, c := range out {
+			c.Release()
+		}
+	}
+	for _, name := range columns {
+		if err := ctx.Err(); err != nil {
+			release()
+			return nil, &Error{Op: "read", Path: r.file.Path, RowGroup: index, Err: err}
+		}
+		col, err := r.readColumn(ctx, index, name)
+		if err != nil {
+			release()
+			return nil, &Error{Op: "read", Path: r.file.Path, RowGroup: index, Column: name, Err: err}
+		}
+		out = append(out, col)
+	}
+	return out, nil
+}
+
+func (r *Reader) readColumn(ctx context.Context, rg int, name string) (*arrow.Chunked, error) {
+	fi, ok := r.fields[name]
+	if !ok {
+		return nil, ErrNoColumn
+	}
+	if r.file.Meta.RowGroups[rg].NumRows == 0 {
+		// Nothing to decode, and arrow-go writes such chunks with no valid offset.
+		b := array.NewBuilder(memory.DefaultAllocator, r.ar.Manifest.Fields[fi].Field.Type)
+		defer b.Release()
+		a := b.NewArray()
+		defer a.Release()
+		return arrow.NewChunked(a.DataType(), []arrow.Array{a}), nil
+	}
+	leaves := map[int]bool{}
+	collectLeaves(&r.ar.Manifest.Fields[fi], leaves)
+	ncols := r.file.Meta.Schema.NumColumns()
+	r.src.expect, r.src.failed = r.src.expect[:0], nil
+	for leaf := range leaves {
+		start, n, _ := chunkRange(r.file.Meta, rg, leaf)
+		e := expectChunk{start: start, n: n}
+		if r.file.sums != nil {
+			e.sum, e.hasSum = r.file.sums[rg*ncols+leaf], true
+		}
+		r.src.expect = append(r.src.expect, e)
+	}
+	col, err := r.decode(ctx, fi, leaves, rg)
+	if r.src.failed != nil { // the verification error, not arrow-go's wrapping of it
+		if col != nil {
+			col.Release()
+		}
+		return nil, r.src.failed
+	}
+	if err == nil {
+		err = r.src.unverified()
+	}
+	if err == nil && int64(col.Len()) != r.file.Meta.RowGroups[rg].NumRows {
+		err = kindf(ErrCorrupt, "decoded %d rows, the footer says %d", col.Len(), r.file.Meta.RowGroups[rg].NumRows)
+	}
+	if err != nil {
+		if col != nil {
+			col.Release()
+		}
+		return nil, err
+	}
+	return col, nil
+}
+
+func (r *Reader) decode(ctx context.Context, fi int, leaves map[int]bool, rg int) (col *arrow.Chunked, err error) {
+	defer recovered(&err)
+	cr, err := r.ar.GetFieldReader(ctx, fi, leaves, []int{rg})
+	if err == nil {
+		defer cr.Release()
+		col, err = r.ar.ReadColumn([]int{rg}, cr)
+	}
+	if err != nil {
+		return nil, kindf(ErrCorrupt, "%v", err)
+	}
+	return col, nil
+}
+
+func collectLeaves(f *pqarrow.SchemaField, leaves map[int]bool) {
+	if f.IsLeaf() {
+		leaves[f.ColIndex] = true
+	}
+	for i := range f.Children {
+		collectLeaves(&f.Children[i], leaves)
+	}
+}
+
+// Close closes the file.
+func (r *Reader) Close() error {
+	if err := r.src.f.Close(); err != nil {
+		return &Error{Op: "close", Path: r.file.Path, RowGroup: -1, Err: err}
+	}
+	return nil
+}

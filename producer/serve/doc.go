@@ -1,0 +1,17 @@
+// Package serve is `shmloader serve`: it runs the plan (package plan) over a Parquet
+// dataset and fills one ring per local rank.
+//
+// The data path, per window of row groups:
+//
+//	queue ──► workers: read the needed columns of one row group (dataset.Reader),
+//	          filter its rows, run each output's transforms column at a time, and write the
+//	          results row-major into the window's buffers (one region per row group)
+//	      ──► window cache: windows are decoded once, shared by every rank, prefetched in
+//	          plan order, and recycled (memory: cache capacity × window bytes)
+//	      ──► rank loops: one goroutine per ring gathers its batch's rows from the windows
+//	          straight into the acquired slot — the one copy — and publishes it, so each
+//	          ring publishes strictly in step order.
+//
+// A rank's seek is answered by its own loop: it recomputes the batch's place in the
+// plan and decodes only the windows that batch needs.
+package serve

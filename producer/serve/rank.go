@@ -1,0 +1,120 @@
+package serve
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/shmloader/shmloader/ring"
+)
+
+// serveRank fills one ring: batches in step order, an END_OF_EPOCH marker after each
+// epoch, END_OF_STREAM after the last; a consumer's seek moves it.
+func (s *server) serveRank(ctx context.Context, r int, p *ring.Producer, attached func() (bool, error)) error {
+	epoch, step := s.opt.StartEpoch, s.opt.StartStep
+	var dataEnd uint64
+	for {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		slot, err := p.Acquire(100 * time.Millisecond)
+		if errors.Is(err, ring.ErrTimeout) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("rank %d: %w", r, err)
+		}
+		if e, st, ok := p.PollSeek(); ok {
+			epoch, step = e, st
+			s.logf("rank %d: consumer seeks to epoch %d step %d", r, e, st)
+		}
+		switch {
+		case s.cfg.Epochs != 0 && epoch >= s.cfg.Epochs:
+			p.PublishMarker(slot, ring.FlagEndOfStream, epoch)
+			p.SetState(ring.StateFinished)
+			return s.drain(ctx, p, dataEnd, attached)
+		case step >= s.plan.Steps(r):
+			p.PublishMarker(slot, ring.FlagEndOfEpoch, epoch)
+			s.stats.rank(r).epochDone(epoch)
+			epoch, step = epoch+1, 0
+			continue
+		}
+		rows, err := s.fill(ctx, slot, r, epoch, step)
+		if err != nil {
+			return err
+		}
+		p.Publish(slot, epoch, step, rows)
+		dataEnd = p.Published()
+		s.stats.rank(r).published(epoch, step, rows, s.batchBytes(rows))
+		step++
+	}
+}
+
+// fill gathers batch (epoch, step) of rank r into slot and returns its rows.
+func (s *server) fill(ctx context.Context, slot *ring.Slot, r int, epoch, step uint64) (int, error) {
+	g := s.plan.Global(r, step)
+	ep := s.plan.Epoch(epoch)
+	at := 0
+	last := -1
+	for _, sp := range s.plan.Spans(ep, g) {
+		w, err := s.cache.get(ctx, ep, sp.Window)
+		if err != nil {
+			return 0, err
+		}
+		s.gather(slot, w, sp.From, sp.To, at)
+		s.cache.unpin(w)
+		at += int(sp.To - sp.From)
+		last = sp.Window
+	}
+	s.prefetchAfter(epoch, last)
+	return at, nil
+}
+
+// prefetchAfter queues the windows this node needs after window wi of epoch e.
+func (s *server) prefetchAfter(e uint64, wi int) {
+	for range s.cfg.Prefetch {
+		ep := s.plan.Epoch(e)
+		_, last := s.plan.NodeWindows(ep)
+		if wi++; wi > last {
+			if e++; s.cfg.Epochs != 0 && e >= s.cfg.Epochs {
+				return
+			}
+			ep = s.plan.Epoch(e)
+			wi, _ = s.plan.NodeWindows(ep)
+		}
+		s.cache.prefetch(ep, wi)
+	}
+}
+
+func (s *server) batchBytes(rows int) int64 {
+	var n int64
+	for _, sz := range s.src.rowSize {
+		n += int64(rows * sz)
+	}
+	return n
+}
+
+// drain waits until the consumer has released everything, or has released every batch
+// and gone (one that read only its epochs never takes the end-of-stream marker).
+func (s *server) drain(ctx context.Context, p *ring.Producer, dataEnd uint64, attached func() (bool, error)) error {
+	var deadline time.Time
+	if s.opt.DrainTimeout > 0 {
+		deadline = time.Now().Add(s.opt.DrainTimeout)
+	}
+	for !p.Drained() {
+		if p.Released() >= dataEnd {
+			if on, err := attached(); err == nil && !on {
+				return nil
+			}
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if !deadline.IsZero() && time.Now().After(deadline) {
+			return fmt.Errorf("rank %d: the consumer did not read the rest of the stream within %v", p.Geometry().Rank, s.opt.DrainTimeout)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return nil
+}

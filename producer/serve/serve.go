@@ -1,0 +1,177 @@
+package serve
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"runtime"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/shmloader/shmloader/producer/config"
+	"github.com/shmloader/shmloader/producer/dataset"
+	"github.com/shmloader/shmloader/producer/plan"
+	"github.com/shmloader/shmloader/ring"
+	"github.com/shmloader/shmloader/shm"
+)
+
+// Options are the run's settings beyond the config.
+type Options struct {
+	Dir                   string // segment directory ("" = $SHMLOADER_SHM_DIR or /dev/shm)
+	StartEpoch, StartStep uint64 // where every rank starts
+	ExpectHash            uint64 // if nonzero, the config hash a resumed state was saved with
+	DrainTimeout          time.Duration
+	Log                   io.Writer // start-up summary and status lines; nil for none
+}
+
+// Result is what one rank published.
+type Result struct {
+	Rank          int
+	Batches, Rows int64
+	Epoch, Step   uint64
+}
+
+func (r Result) String() string {
+	return fmt.Sprintf("rank=%d batches=%d rows=%d", r.Rank, r.Batches, r.Rows)
+}
+
+type server struct {
+	cfg   *config.Config
+	opt   Options
+	src   *source
+	plan  *plan.Plan
+	queue *queue
+	cache *cache
+	stats stats
+}
+
+// Run serves cfg until every rank has published its epochs and its consumer has read
+// them, or until ctx is cancelled (the rings are then marked stopped). The segments are
+// removed before it returns.
+func Run(ctx context.Context, cfg *config.Config, opt Options) ([]Result, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	s := &server{cfg: cfg, opt: opt, queue: newQueue()}
+	ds, err := dataset.Open(cfg.Dataset)
+	if err != nil {
+		return nil, err
+	}
+	if s.src, err = newSource(ds, cfg); err != nil {
+		return nil, err
+	}
+	hash := configHash(cfg, ds)
+	if opt.ExpectHash != 0 && opt.ExpectHash != hash {
+		return nil, fmt.Errorf("the saved state is for config %#x, this config and dataset give %#x: "+
+			"resuming would not reproduce the same batches", opt.ExpectHash, hash)
+	}
+	workers := cfg.Workers
+	if workers == 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	rows, err := s.keptRows(ctx, workers)
+	if err != nil {
+		return nil, err
+	}
+	s.plan, err = plan.New(plan.Input{Rows: rows, BatchSize: cfg.BatchSize, Seed: cfg.Seed,
+		ShuffleRowGroups: cfg.Shuffle.RowGroups, Window: cfg.Shuffle.Window, DropLast: cfg.DropLast,
+		Ranks: cfg.Ranks, Node: cfg.Node.Rank, Nodes: cfg.Node.Count})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", cfg.Dataset, err)
+	}
+	if s.plan.Steps(0) == 0 {
+		return nil, fmt.Errorf("%s: node %d of %d gets no batches: %d global batches per epoch",
+			cfg.Dataset, cfg.Node.Rank, cfg.Node.Count, s.plan.GlobalBatches())
+	}
+	s.cache = newCache(s.src, s.queue, rows, cfg.Prefetch+2, largestWindow(rows, cfg.Shuffle.Window))
+	s.stats.ranks = make([]rankStats, cfg.Ranks)
+
+	geoms, sizes := make([]*ring.Geometry, cfg.Ranks), make([]int64, cfg.Ranks)
+	for r := range geoms {
+		g, err := ring.Spec{Job: cfg.Job, Rank: r, Ranks: cfg.Ranks, SlotCount: cfg.RingDepth,
+			BatchCapacity: cfg.BatchSize, Tensors: s.src.tensors, ConfigHash: hash}.Layout()
+		if err != nil {
+			return nil, err
+		}
+		geoms[r], sizes[r] = g, int64(g.TotalSize)
+	}
+	job, err := shm.CreateJob(opt.Dir, cfg.Job, sizes)
+	if err != nil {
+		return nil, err
+	}
+	defer job.Close()
+	prods := make([]*ring.Producer, cfg.Ranks)
+	for r := range prods {
+		if prods[r], err = ring.NewProducer(job.Segments[r].Mem, geoms[r]); err != nil {
+			return nil, err
+		}
+	}
+	s.summary(job.Dir, hash, workers, geoms[0])
+
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wwg sync.WaitGroup
+	for range workers {
+		wwg.Go(func() { s.worker(runCtx) })
+	}
+	done := make(chan struct{})
+	var rwg sync.WaitGroup
+	rwg.Go(func() { s.reporter(prods, opt.Log, cfg.Progress, done) })
+	errs := make([]error, cfg.Ranks)
+	var ranks sync.WaitGroup
+	for r := range prods {
+		ranks.Go(func() {
+			errs[r] = s.serveRank(runCtx, r, prods[r], job.Segments[r].ConsumerAttached)
+			if errs[r] != nil { // stopped, or failed: this consumer sees it now, the others stop too
+				prods[r].SetState(ring.StateStopped)
+				cancel()
+				s.cache.wake()
+			}
+		})
+	}
+	ranks.Wait()
+	close(done)
+	rwg.Wait()
+	s.queue.stop()
+	wwg.Wait()
+
+	results := make([]Result, cfg.Ranks)
+	for r := range results {
+		st := s.stats.rank(r)
+		results[r] = Result{Rank: r, Batches: st.batches.Load(), Rows: st.rows.Load(), Epoch: st.epoch.Load(), Step: st.step.Load()}
+	}
+	if err := ctx.Err(); err != nil {
+		return results, err
+	}
+	return results, firstCause(errs)
+}
+
+// firstCause is the error that stopped the run: the others are its cancellations.
+func firstCause(errs []error) error {
+	for _, e := range errs {
+		if e != nil && !errors.Is(e, context.Canceled) {
+			return e
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// largestWindow is the most kept rows any window can hold: its W largest row groups.
+func largestWindow(rows []int64, window int) int64 {
+	sorted := slices.Clone(rows)
+	slices.Sort(sorted)
+	slices.Reverse(sorted)
+	var n int64
+	for _, r := range sorted[:min(max(window, 1), len(sorted))] {
+		n += r
+	}
+	return n
+}
+
+func (s *server) logf(format string, args ...any) {
+	if s.opt.Log != nil {
+		fmt.Fprintf(s.opt.Log, "serve: "+format+"\n", args...)
+	}
+}

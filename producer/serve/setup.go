@@ -1,0 +1,107 @@
+package serve
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/shmloader/shmloader/producer/dataset"
+	"github.com/shmloader/shmloader/ring"
+)
+
+// keptRows returns the rows of every row group that pass the filter: row groups are
+// skipped by their footer statistics, and the others' filter columns are read once, so
+// that the plan of every epoch is known before serving starts (and a seek costs only
+// arithmetic).
+func (s *server) keptRows(ctx context.Context, workers int) ([]int64, error) {
+	rgs := s.src.ds.RowGroups
+	rows := make([]int64, len(rgs))
+	var scan []int
+	for i, rg := range rgs {
+		ok, err := s.src.mayMatch(rg)
+		if err != nil {
+			return nil, err
+		}
+		switch {
+		case !ok:
+		case s.src.filtering():
+			scan = append(scan, i)
+		default:
+			rows[i] = rg.Rows
+		}
+	}
+	if !s.src.filtering() {
+		return rows, nil
+	}
+	s.logf("filter: %d of %d row groups skipped by their statistics; reading the filter's columns of the other %d",
+		len(rgs)-len(scan), len(rgs), len(scan))
+	var next atomic.Int64
+	errs := make([]error, workers)
+	var wg sync.WaitGroup
+	start := time.Now()
+	for w := range workers {
+		wg.Go(func() {
+			readers := map[*dataset.File]*dataset.Reader{}
+			defer func() {
+				for _, r := range readers {
+					r.Close()
+				}
+			}()
+			for errs[w] == nil && ctx.Err() == nil {
+				i := int(next.Add(1)) - 1
+				if i >= len(scan) {
+					return
+				}
+				rg := rgs[scan[i]]
+				r := readers[rg.File]
+				if r == nil {
+					if r, errs[w] = s.src.ds.OpenReader(rg.File); errs[w] != nil {
+						return
+					}
+					readers[rg.File] = r
+				}
+				rows[scan[i]], errs[w] = s.src.countKept(ctx, r, rg)
+				if w == 0 && time.Since(start) > 5*time.Second {
+					s.logf("filter: %d/%d row groups read", min(int(next.Load()), len(scan)), len(scan))
+					start = time.Now()
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return rows, nil
+}
+
+// summary prints what is about to be served.
+func (s *server) summary(dir string, hash uint64, workers int, g *ring.Geometry) {
+	ds, p, c := s.src.ds, s.plan, s.cfg
+	s.logf("dataset %s: %d files, %d row groups, %d rows", c.Dataset, len(ds.Files), len(ds.RowGroups), ds.Rows)
+	if s.src.filtering() {
+		s.logf("filter keeps %d rows in %d row groups", p.Rows(), p.RowGroups())
+	}
+	lo, hi := p.NodeBatches()
+	s.logf("epoch: %d global batches of %d rows; node %d/%d serves batches %d..%d, %d steps per rank; %d rows dropped (drop_last)",
+		p.GlobalBatches(), c.BatchSize, c.Node.Rank, c.Node.Count, lo, hi, p.Steps(0), p.DroppedRows())
+	for _, t := range s.src.tensors {
+		s.logf("tensor %-12s %-8s %v", t.Name, t.DType, append([]int{c.BatchSize}, t.Shape...))
+	}
+	epochs := fmt.Sprint(c.Epochs)
+	if c.Epochs == 0 {
+		epochs = "endless"
+	}
+	s.logf("job %q: %d rings × %d slots × %.1f MiB in %s, config %#x, %d workers, epochs %s, seed %d",
+		c.Job, c.Ranks, c.RingDepth, float64(g.SlotSize)/(1<<20), dir, hash, workers, epochs, c.Seed)
+	if s.opt.StartEpoch != 0 || s.opt.StartStep != 0 {
+		s.logf("starting every rank at epoch %d step %d", s.opt.StartEpoch, s.opt.StartStep)
+	}
+}

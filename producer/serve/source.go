@@ -1,0 +1,190 @@
+package serve
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/shmloader/shmloader/producer/config"
+	"github.com/shmloader/shmloader/producer/dataset"
+	"github.com/shmloader/shmloader/producer/filter"
+	"github.com/shmloader/shmloader/producer/transform"
+	"github.com/shmloader/shmloader/ring"
+)
+
+// source is the dataset with its compiled outputs and filter: what to read from a row
+// group and what to make of it.
+type source struct {
+	ds      *dataset.Dataset
+	outputs []*transform.Output
+	filter  *filter.Filter
+	columns []string // every column read, outputs' first
+	outCols [][]int  // per output: indices into columns
+	fltCols []int    // the filter's columns: indices into columns
+	tensors []ring.TensorSpec
+	outTen  []int // per output: index of its first tensor
+	rowSize []int // bytes per row of each tensor
+}
+
+func newSource(ds *dataset.Dataset, cfg *config.Config) (*source, error) {
+	s := &source{ds: ds}
+	names := ds.ColumnNames()
+	index := map[string]int{}
+	use := func(col string) int {
+		if i, ok := index[col]; ok {
+			return i
+		}
+		index[col] = len(s.columns)
+		s.columns = append(s.columns, col)
+		return index[col]
+	}
+	expanded, err := cfg.ExpandOutputs(names)
+	if err != nil {
+		return nil, err
+	}
+	for k, o := range cfg.Outputs {
+		cols := expanded[k]
+		fields := make([]arrow.Field, len(cols))
+		idx := make([]int, len(cols))
+		for i, c := range cols {
+			fields[i], _ = ds.Field(c)
+			idx[i] = use(c)
+		}
+		out, err := transform.Compile(o, fields)
+		if err != nil {
+			return nil, err
+		}
+		s.outTen = append(s.outTen, len(s.tensors))
+		s.outputs = append(s.outputs, out)
+		s.outCols = append(s.outCols, idx)
+		s.tensors = append(s.tensors, out.Tensors()...)
+	}
+	fields := map[string]arrow.Field{}
+	for _, f := range ds.Schema.Fields() {
+		fields[f.Name] = f
+	}
+	flt, err := filter.Compile(cfg.Filter, fields)
+	if err != nil {
+		return nil, err
+	}
+	s.filter = flt
+	if flt != nil {
+		for _, c := range flt.Columns() {
+			s.fltCols = append(s.fltCols, use(c))
+		}
+	}
+	for _, t := range s.tensors {
+		n := t.DType.Size()
+		for _, d := range t.Shape {
+			n *= d
+		}
+		s.rowSize = append(s.rowSize, n)
+	}
+	return s, nil
+}
+
+// filtering reports whether rows are filtered at all.
+func (s *source) filtering() bool { return s.filter != nil && !s.filter.Empty() }
+
+// mayMatch says, from footer statistics, whether row group rg can hold kept rows.
+func (s *source) mayMatch(rg dataset.RowGroup) (bool, error) {
+	if !s.filtering() {
+		return rg.Rows > 0, nil
+	}
+	stats := map[string]dataset.Stats{}
+	for _, c := range s.filter.Columns() {
+		st, err := s.ds.Stats(rg, c)
+		if err != nil {
+			return false, err
+		}
+		stats[c] = st
+	}
+	return rg.Rows > 0 && s.filter.MayMatch(stats), nil
+}
+
+// selectRows reads the filter's columns of rg and returns the kept rows (nil: all).
+func (s *source) selectRows(cols []*arrow.Chunked, rg dataset.RowGroup) ([]int32, error) {
+	if !s.filtering() {
+		return nil, nil
+	}
+	in := make([]*arrow.Chunked, len(s.fltCols))
+	for i, c := range s.fltCols {
+		in[i] = cols[c]
+	}
+	sel, err := s.filter.Select(in, int(rg.Rows))
+	if err != nil {
+		return nil, &dataset.Error{Op: "filter", Path: rg.File.Path, RowGroup: rg.Index, Err: err}
+	}
+	return sel, nil
+}
+
+// countKept reads only the filter's columns of rg and counts its kept rows.
+func (s *source) countKept(ctx context.Context, r *dataset.Reader, rg dataset.RowGroup) (int64, error) {
+	cols, err := r.ReadRowGroup(ctx, rg.Index, s.filter.Columns())
+	if err != nil {
+		return 0, err
+	}
+	defer release(cols)
+	sel, err := s.filter.Select(cols, int(rg.Rows))
+	if err != nil {
+		return 0, &dataset.Error{Op: "filter", Path: rg.File.Path, RowGroup: rg.Index, Err: err}
+	}
+	return int64(len(sel)), nil
+}
+
+// decode reads rg, filters it and writes its kept rows' outputs into dst (one buffer per
+// tensor) starting at row first. want is the kept-row count the plan was made with.
+func (s *source) decode(ctx context.Context, r *dataset.Reader, rg dataset.RowGroup, want int64, dst [][]byte, first int64) error {
+	cols, err := r.ReadRowGroup(ctx, rg.Index, s.columns)
+	if err != nil {
+		return err
+	}
+	defer release(cols)
+	sel, err := s.selectRows(cols, rg)
+	if err != nil {
+		return err
+	}
+	n := rg.Rows
+	if sel != nil {
+		n = int64(len(sel))
+	}
+	if n != want {
+		return &dataset.Error{Op: "read", Path: rg.File.Path, RowGroup: rg.Index,
+			Err: fmt.Errorf("%d rows kept, %d when serving started: the file changed", n, want)}
+	}
+	for o, out := range s.outputs {
+		in := make([]*arrow.Chunked, len(s.outCols[o]))
+		for i, c := range s.outCols[o] {
+			in[i] = cols[c]
+		}
+		ten := out.Tensors()
+		parts := make([][]byte, len(ten))
+		for i := range ten {
+			t, sz := s.outTen[o]+i, int64(s.rowSize[s.outTen[o]+i])
+			parts[i] = dst[t][first*sz : (first+n)*sz]
+		}
+		if err := out.Apply(in, sel, parts); err != nil {
+			return &dataset.Error{Op: "transform", Path: rg.File.Path, RowGroup: rg.Index, Err: err}
+		}
+	}
+	return nil
+}
+
+func release(cols []*arrow.Chunked) {
+	for _, c := range cols {
+		if c != nil {
+			c.Release()
+		}
+	}
+}
+
+// configHash identifies everything that changes the bytes trainers receive.
+func configHash(cfg *config.Config, ds *dataset.Dataset) uint64 {
+	h := uint64(14695981039346656037)
+	for _, b := range slices.Concat(cfg.HashInput(), []byte(fmt.Sprint(ds.Fingerprint()))) {
+		h = (h ^ uint64(b)) * 1099511628211
+	}
+	return h
+}

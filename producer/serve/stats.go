@@ -1,0 +1,88 @@
+package serve
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/shmloader/shmloader/ring"
+)
+
+// stats are the counters behind the status line; written by the rank loops and workers.
+type stats struct {
+	decodedRows atomic.Int64
+	ranks       []rankStats
+}
+
+type rankStats struct {
+	rows, bytes, batches atomic.Int64
+	epoch, step          atomic.Uint64 // position of the last published batch
+	waitSamples, samples atomic.Int64  // consumer waiting for data, sampled
+}
+
+func (s *stats) decoded(rows int64)    { s.decodedRows.Add(rows) }
+func (s *stats) rank(r int) *rankStats { return &s.ranks[r] }
+
+func (r *rankStats) published(epoch, step uint64, rows int, bytes int64) {
+	r.rows.Add(int64(rows))
+	r.bytes.Add(bytes)
+	r.batches.Add(1)
+	r.epoch.Store(epoch)
+	r.step.Store(step + 1)
+}
+
+func (r *rankStats) epochDone(epoch uint64) { r.epoch.Store(epoch + 1); r.step.Store(0) }
+
+// sample notes whether each ring's consumer is waiting for data: attached, and every
+// published batch released.
+func (s *server) sample(prods []*ring.Producer) {
+	for r, p := range prods {
+		st := s.stats.rank(r)
+		if p.ConsumerPID() == 0 {
+			continue
+		}
+		st.samples.Add(1)
+		if p.Occupancy() == 0 {
+			st.waitSamples.Add(1)
+		}
+	}
+}
+
+// reporter prints a status line every period and samples the rings every 5 ms.
+func (s *server) reporter(prods []*ring.Producer, w io.Writer, period time.Duration, done <-chan struct{}) {
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	last, lastRows, lastBytes, lastDec := time.Now(), int64(0), int64(0), int64(0)
+	for {
+		select {
+		case <-done:
+			return
+		case <-tick.C:
+		}
+		s.sample(prods)
+		if period <= 0 || w == nil || time.Since(last) < period {
+			continue
+		}
+		now := time.Now()
+		dt := now.Sub(last).Seconds()
+		var rows, bytes int64
+		var b strings.Builder
+		for r, p := range prods {
+			st := s.stats.rank(r)
+			rows += st.rows.Load()
+			bytes += st.bytes.Load()
+			wait := 0.0
+			if n := st.samples.Swap(0); n > 0 {
+				wait = 100 * float64(st.waitSamples.Swap(0)) / float64(n)
+			}
+			fmt.Fprintf(&b, " | r%d e%d %d/%d ring %d/%d wait %.0f%%", r, st.epoch.Load(), st.step.Load(),
+				s.plan.Steps(r), p.Occupancy(), p.Geometry().SlotCount, wait)
+		}
+		dec := s.stats.decodedRows.Load()
+		fmt.Fprintf(w, "serve: %.0f rows/s %.1f MB/s decode %.0f rows/s%s\n",
+			float64(rows-lastRows)/dt, float64(bytes-lastBytes)/dt/1e6, float64(dec-lastDec)/dt, b.String())
+		last, lastRows, lastBytes, lastDec = now, rows, bytes, dec
+	}
+}

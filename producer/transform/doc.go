@@ -1,0 +1,66 @@
+// Package transform turns the decoded columns of one row group into the bytes of one
+// output tensor. Compile checks a config.Output against its source columns' Arrow types
+// once; Apply then runs on every row group, a block of rows and one column at a time, and
+// writes row-major little-endian values of the output dtype straight into the caller's
+// buffers (the ring slot). An Output is immutable, so workers share it.
+//
+// # Sources and shapes
+//
+// A column is an integer (int8..int64, uint8..uint64), a float (float16, float32,
+// float64), a bool (read as the integer 0 or 1), a string (string, large_string, binary,
+// large_binary), or a list or large_list of integers or floats. One non-list column gives
+// a tensor of shape [] (a batch is [B]); several give [F] ([B, F]), column i of the
+// output in position i, and must be all numeric (int and float columns mix freely) or
+// all strings. A list column stands alone and needs pad: its tensor is [Length] and a
+// second tensor "<name>_len" (int32, []) holds min(len, Length), 0 for a null list.
+//
+// # Values
+//
+// Each column's values flow as float64 (floats) or int64 (integers, bools, hashes), each
+// with a null flag, through the transforms in the order declared (numbered from 1 in
+// errors). uint64 values flow as their bits in an int64 and compare, convert and clip as
+// unsigned. A Parquet null is not NaN: fill_null replaces nulls only, NaN stays NaN.
+//
+//   - cast{dtype}: converts every value to dtype's value set exactly as the output
+//     conversion below does (cast to float32 rounds to float32, to int8 wraps or
+//     saturates, to bool gives 0 or 1), so later steps see what numpy's astype would
+//     give. The last cast names the output dtype when the output sets none.
+//   - fill_null{fill}: nulls become fill. A string fill is for string columns and acts
+//     before hash_bucket; on an integer column the fill must be an integer in range.
+//   - normalize{mean, std}: (x - mean) / std in float64, one pair for every column or
+//     one per stacked column. The result is a float.
+//   - clip{min, max}: x < min gives min, x > max gives max; NaN stays NaN. On integers
+//     the bounds must be integers (or infinite).
+//   - log1p: Go's math.Log1p(x): x < -1 gives NaN, x = -1 gives -Inf. The result is a
+//     float; it may differ from other libms' log1p in the last place.
+//   - bucketize{boundaries}: the int64 count of boundaries b with b <= x, as
+//     numpy.searchsorted(boundaries, x, side="right"); NaN gives len(boundaries).
+//     Integers are compared as float64(x), as numpy does.
+//   - hash_bucket{buckets, seed}: int64 FNV-1a-64(seed_bytes ‖ value_bytes) mod buckets
+//     (the 64-bit hash taken as unsigned). FNV-1a-64 starts at 0xcbf29ce484222325 and for
+//     each byte b does h ^= b; h *= 0x100000001b3 (mod 2^64). seed_bytes is the seed as
+//     8 bytes little-endian; value_bytes is a string's bytes (no length, no terminator),
+//     or an integer's int64 value as 8 bytes little-endian two's complement (a bool is
+//     0 or 1, a uint64 its own 8 bytes). Floats are refused: cast them first. A null
+//     stays null. The bucket is an int64 (a uint64 if buckets exceeds 2^63).
+//     testdata/hash_vectors.json holds checked vectors.
+//   - pad{length, pad_value}: a list keeps its first length elements, the rest of the
+//     row is pad_value. Steps before pad act on the list's elements, steps after it on
+//     all length positions, padding included.
+//
+// # Output dtype and conversion
+//
+// The output's dtype is Output.DType if set, else the last cast's, else float32 when
+// some column ends as a float and int64 otherwise. Converting a float: to float32 or
+// float64 round to nearest even, to float16 and bfloat16 likewise (subnormals included,
+// overflow to ±Inf); to an integer type it truncates toward zero, NaN gives 0 and values
+// out of range saturate at the type's limits; to bool, nonzero (NaN too) gives 1.
+// Converting an integer: to a float type rounds to nearest even once; to an integer type
+// keeps the low bytes (int64 300 → int8 44, -1 → uint8 255: numpy's astype wrap); to
+// bool, nonzero gives 1.
+//
+// A null still present at the output is written as NaN to a float dtype and 0 to an
+// integer or bool dtype; a null list is all pad_value with length 0. Every NaN written,
+// null or computed, is the canonical quiet NaN (float64 0x7ff8000000000000, float32
+// 0x7fc00000, float16 0x7e00, bfloat16 0x7fc0), so the bytes never depend on the CPU.
+package transform

@@ -1,0 +1,194 @@
+package transform
+
+import (
+	"encoding/binary"
+	"math"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/float16"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/shmloader/shmloader/producer/config"
+)
+
+// col is a test column: its field and its chunks. Values are given as int, uint64,
+// float64, bool, string, []any (a list) or nil (null); one []any per chunk.
+type col struct {
+	f  arrow.Field
+	ch *arrow.Chunked
+}
+
+func mk(name string, t arrow.DataType, chunks ...[]any) col {
+	arrs := make([]arrow.Array, len(chunks))
+	for i, vals := range chunks {
+		b := array.NewBuilder(memory.DefaultAllocator, t)
+		for _, v := range vals {
+			appendAny(b, v)
+		}
+		arrs[i] = b.NewArray()
+		b.Release()
+	}
+	return col{arrow.Field{Name: name, Type: t, Nullable: true}, arrow.NewChunked(t, arrs)}
+}
+
+func i64(v any) int64 {
+	if u, ok := v.(uint64); ok {
+		return int64(u)
+	}
+	return int64(v.(int))
+}
+
+func appendAny(b array.Builder, v any) {
+	if v == nil {
+		b.AppendNull()
+		return
+	}
+	switch b := b.(type) {
+	case *array.Int8Builder:
+		b.Append(int8(i64(v)))
+	case *array.Int16Builder:
+		b.Append(int16(i64(v)))
+	case *array.Int32Builder:
+		b.Append(int32(i64(v)))
+	case *array.Int64Builder:
+		b.Append(i64(v))
+	case *array.Uint8Builder:
+		b.Append(uint8(i64(v)))
+	case *array.Uint16Builder:
+		b.Append(uint16(i64(v)))
+	case *array.Uint32Builder:
+		b.Append(uint32(i64(v)))
+	case *array.Uint64Builder:
+		b.Append(uint64(i64(v)))
+	case *array.Float16Builder:
+		b.Append(float16.New(float32(v.(float64))))
+	case *array.Float32Builder:
+		b.Append(float32(v.(float64)))
+	case *array.Float64Builder:
+		b.Append(v.(float64))
+	case *array.BooleanBuilder:
+		b.Append(v.(bool))
+	case *array.StringBuilder:
+		b.Append(v.(string))
+	case *array.LargeStringBuilder:
+		b.Append(v.(string))
+	case *array.BinaryBuilder:
+		b.Append([]byte(v.(string)))
+	case *array.ListBuilder:
+		b.Append(true)
+		for _, e := range v.([]any) {
+			appendAny(b.ValueBuilder(), e)
+		}
+	case *array.LargeListBuilder:
+		b.Append(true)
+		for _, e := range v.([]any) {
+			appendAny(b.ValueBuilder(), e)
+		}
+	default:
+		panic("test helper: no builder case")
+	}
+}
+
+func fieldsOf(cols []col) ([]arrow.Field, []*arrow.Chunked) {
+	fs := make([]arrow.Field, len(cols))
+	cs := make([]*arrow.Chunked, len(cols))
+	for i, c := range cols {
+		fs[i], cs[i] = c.f, c.ch
+	}
+	return fs, cs
+}
+
+// run compiles o over cols, applies it to sel and returns the output and its tensors.
+func run(t *testing.T, o config.Output, sel []int32, cols ...col) (*Output, [][]byte) {
+	t.Helper()
+	if o.Name == "" {
+		o.Name = "out"
+	}
+	fs, cs := fieldsOf(cols)
+	out, err := Compile(o, fs)
+	if err != nil {
+		t.Fatalf("Compile: %v", err)
+	}
+	n := cs[0].Len()
+	if sel != nil {
+		n = len(sel)
+	}
+	dst := make([][]byte, len(out.Tensors()))
+	for i := range dst {
+		dst[i] = make([]byte, n*out.rowBytes(i))
+	}
+	if err := out.Apply(cs, sel, dst); err != nil {
+		t.Fatalf("Apply: %v", err)
+	}
+	return out, dst
+}
+
+func steps(ts ...config.Transform) config.Output { return config.Output{Transforms: ts} }
+
+func f32s(b []byte) []float64 {
+	v := make([]float64, len(b)/4)
+	for i := range v {
+		v[i] = float64(math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:])))
+	}
+	return v
+}
+
+func f64s(b []byte) []float64 {
+	v := make([]float64, len(b)/8)
+	for i := range v {
+		v[i] = math.Float64frombits(binary.LittleEndian.Uint64(b[8*i:]))
+	}
+	return v
+}
+
+func ints64(b []byte) []int64 {
+	v := make([]int64, len(b)/8)
+	for i := range v {
+		v[i] = int64(binary.LittleEndian.Uint64(b[8*i:]))
+	}
+	return v
+}
+
+func ints32(b []byte) []int64 {
+	v := make([]int64, len(b)/4)
+	for i := range v {
+		v[i] = int64(int32(binary.LittleEndian.Uint32(b[4*i:])))
+	}
+	return v
+}
+
+// sameFloats compares with NaN equal to NaN and -0 distinct from +0.
+func sameFloats(t *testing.T, what string, got, want []float64) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%s: %d values, want %d: %v", what, len(got), len(want), got)
+	}
+	for i := range got {
+		g, w := got[i], want[i]
+		if !(g == w && math.Signbit(g) == math.Signbit(w) || g != g && w != w) {
+			t.Errorf("%s[%d] = %v, want %v (all: %v)", what, i, g, w, got)
+		}
+	}
+}
+
+func sameInts(t *testing.T, what string, got, want []int64) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%s: %d values, want %d: %v", what, len(got), len(want), got)
+	}
+	for i := range got {
+		if got[i] != want[i] {
+			t.Errorf("%s[%d] = %d, want %d (all: %v)", what, i, got[i], want[i], got)
+		}
+	}
+}
+
+func fp(v float64) *float64 { return &v }
+
+var (
+	nan  = math.NaN()
+	inf  = math.Inf(1)
+	ninf = math.Inf(-1)
+)

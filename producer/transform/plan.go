@@ -1,0 +1,181 @@
+package transform
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/shmloader/shmloader/producer/config"
+	"github.com/shmloader/shmloader/ring"
+)
+
+// column plans source column s, position col of the output: it follows the value kind
+// through the transforms and turns each into ops for that kind.
+func (c *compiler) column(s source, col int) (colPlan, error) {
+	p := colPlan{src: s}
+	k := s.kind
+	emit := func(o op) { p.ops = append(p.ops, o) }
+	toFloat := func() {
+		switch k {
+		case kInt:
+			emit(op{code: opToFloat})
+		case kUint:
+			emit(op{code: opUToFloat})
+		}
+		k = kFloat
+	}
+	var fillStr *string
+	for i, t := range c.o.Transforms {
+		fail := func(format string, args ...any) error { return c.errf(i, &s, format, args...) }
+		if k == kString && t.Op != config.OpFillNull && t.Op != config.OpHashBucket {
+			return p, fail("a string column takes only fill_null and hash_bucket until it is hashed")
+		}
+		switch t.Op {
+		case config.OpCast:
+			d := c.dtypes[i]
+			switch {
+			case k == kFloat && isFloatDType(d):
+				if d != ring.Float64 {
+					emit(op{code: opCastFF, dt: d})
+				}
+			case k == kFloat:
+				emit(op{code: opCastFI, dt: d})
+			case isFloatDType(d):
+				emit(op{code: opCastIF, dt: d, unsigned: k == kUint})
+			case d != ring.Int64 && d != ring.Uint64:
+				emit(op{code: opCastII, dt: d})
+			}
+			k = kindOf(d)
+		case config.OpFillNull:
+			switch {
+			case t.Fill.IsStr && k == kString:
+				if fillStr == nil {
+					fillStr = &t.Fill.Str
+				}
+			case t.Fill.IsStr:
+				return p, fail("fill %q is a string but the values are %s numbers", t.Fill.Str, k)
+			case k == kString:
+				return p, fail("fill %g is a number but the column holds strings", t.Fill.Num)
+			case k == kFloat:
+				emit(op{code: opFillF, f: t.Fill.Num})
+			default:
+				v, err := intConst(t.Fill.Num, k)
+				if err != nil {
+					return p, fail("fill %v", err)
+				}
+				emit(op{code: opFillI, i: v})
+			}
+		case config.OpNormalize:
+			toFloat()
+			emit(op{code: opNorm, f: pick(t.Mean, col), g: pick(t.Std, col)})
+		case config.OpClip:
+			o, err := clipOp(t, k)
+			if err != nil {
+				return p, fail("%v", err)
+			}
+			emit(o)
+		case config.OpLog1p:
+			toFloat()
+			emit(op{code: opLog1p})
+		case config.OpBucketize:
+			toFloat()
+			emit(op{code: opBucket, bounds: append([]float64(nil), t.Boundaries...)})
+			k = kInt
+		case config.OpHashBucket:
+			switch k {
+			case kFloat:
+				return p, fail("hash_bucket takes integers or strings: cast the floats to an integer type first")
+			case kString:
+				p.hash = &strHash{seed: fnvSeed(t.HashSeed), buckets: t.Buckets}
+				if fillStr != nil {
+					p.hash.filled, p.hash.fill = true, p.hash.bucket(*fillStr)
+				}
+			default:
+				emit(op{code: opHash, seed: fnvSeed(t.HashSeed), buckets: t.Buckets})
+			}
+			k = kInt
+			if t.Buckets > 1<<63 {
+				k = kUint
+			}
+		case config.OpPad:
+			if k == kFloat {
+				emit(op{code: opPadF, f: t.PadValue})
+				break
+			}
+			v, err := intConst(t.PadValue, k)
+			if err != nil {
+				return p, fail("pad_value %v", err)
+			}
+			emit(op{code: opPadI, i: v})
+		}
+	}
+	if k == kString {
+		return p, c.errf(-1, &s, "a string column needs hash_bucket: strings cannot be written as they are")
+	}
+	p.kind = k
+	return p, nil
+}
+
+// kindOf is the working kind of values cast to d.
+func kindOf(d ring.DType) kind {
+	switch {
+	case isFloatDType(d):
+		return kFloat
+	case d == ring.Uint64:
+		return kUint
+	}
+	return kInt
+}
+
+func pick(v []float64, col int) float64 {
+	if len(v) == 1 {
+		return v[0]
+	}
+	return v[col]
+}
+
+// intConst converts a config number to a working integer of kind k: it must be an
+// integer in k's range.
+func intConst(v float64, k kind) (int64, error) {
+	switch {
+	case v != math.Trunc(v) || math.IsInf(v, 0):
+		return 0, fmt.Errorf("%g is not an integer but the values are %s (cast to a float first)", v, k)
+	case k == kUint && (v < 0 || v >= 1<<64):
+		return 0, fmt.Errorf("%g is outside the uint64 range", v)
+	case k == kUint:
+		return int64(uint64(v)), nil
+	case v < -(1<<63) || v >= 1<<63:
+		return 0, fmt.Errorf("%g is outside the int64 range", v)
+	}
+	return int64(v), nil
+}
+
+// clipOp compiles clip for values of kind k. Integer bounds must be integers (or
+// infinite); beyond the kind's range they saturate, which clips nothing on that side.
+func clipOp(t config.Transform, k kind) (op, error) {
+	if k == kFloat {
+		o := op{code: opClipF, f: math.Inf(-1), g: math.Inf(1)}
+		if t.Min != nil {
+			o.f = *t.Min
+		}
+		if t.Max != nil {
+			o.g = *t.Max
+		}
+		return o, nil
+	}
+	lo, hi := -math.MaxFloat64, math.MaxFloat64
+	for _, b := range []*float64{t.Min, t.Max} {
+		if b != nil && *b != math.Trunc(*b) && !math.IsInf(*b, 0) {
+			return op{}, fmt.Errorf("bound %g is not an integer but the values are %s (cast to a float first)", *b, k)
+		}
+	}
+	if t.Min != nil {
+		lo = *t.Min
+	}
+	if t.Max != nil {
+		hi = *t.Max
+	}
+	if k == kUint {
+		return op{code: opClipU, i: int64(floatBits(ring.Uint64, lo)), j: int64(floatBits(ring.Uint64, hi))}, nil
+	}
+	return op{code: opClipI, i: int64(floatBits(ring.Int64, lo)), j: int64(floatBits(ring.Int64, hi))}, nil
+}

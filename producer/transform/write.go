@@ -1,0 +1,167 @@
+package transform
+
+import (
+	"encoding/binary"
+	"math"
+
+	"github.com/shmloader/shmloader/ring"
+)
+
+// write converts column j's block (rows k0..k1-1) to the output dtype and stores it
+// into its place in dst: every F-th value of a stacked tensor, contiguous rows of a
+// padded list (and their lengths).
+func (o *Output) write(w *work, p *colPlan, j int, dst [][]byte, k0, k1 int) {
+	size := o.dtype.Size()
+	off, stride, nv := (k0*len(o.cols)+j)*size, len(o.cols)*size, k1-k0
+	if o.pad > 0 {
+		off, stride, nv = k0*o.pad*size, size, (k1-k0)*o.pad
+		lens := dst[1][k0*4 : k1*4]
+		for k, n := range w.lens[:k1-k0] {
+			binary.LittleEndian.PutUint32(lens[k*4:], uint32(n))
+		}
+	}
+	if !o.writeFast(w, p.kind, dst[0], off, stride, nv) {
+		bits := w.bits[:nv]
+		if p.kind == kFloat {
+			floatsToBits(bits, w.f[:nv], o.dtype)
+		} else {
+			intsToBits(bits, w.i[:nv], o.dtype, p.kind == kUint)
+		}
+		if w.nulls {
+			nb := nullBits(o.dtype)
+			for k, s := range w.st[:nv] {
+				if s != stValid {
+					bits[k] = nb
+				}
+			}
+		}
+		store(dst[0], off, stride, bits, size)
+	}
+}
+
+// writeFast converts and stores in one pass the common cases: floats to float32 or
+// float64, integers to an integer type of 4 or 8 bytes. It reports false for the rest.
+func (o *Output) writeFast(w *work, k kind, dst []byte, off, stride, nv int) bool {
+	st, nulls := w.st[:nv], w.nulls
+	switch {
+	case k == kFloat && o.dtype == ring.Float32:
+		for i, x := range w.f[:nv] {
+			f := float32(x)
+			b := math.Float32bits(f)
+			if f != f || nulls && st[i] != stValid {
+				b = nanF32
+			}
+			binary.LittleEndian.PutUint32(dst[off:], b)
+			off += stride
+		}
+	case k == kFloat && o.dtype == ring.Float64:
+		for i, x := range w.f[:nv] {
+			b := math.Float64bits(x)
+			if x != x || nulls && st[i] != stValid {
+				b = nanF64
+			}
+			binary.LittleEndian.PutUint64(dst[off:], b)
+			off += stride
+		}
+	case k != kFloat && !isFloatDType(o.dtype) && o.dtype.Size() == 8:
+		for i, x := range w.i[:nv] {
+			if nulls && st[i] != stValid {
+				x = 0
+			}
+			binary.LittleEndian.PutUint64(dst[off:], uint64(x))
+			off += stride
+		}
+	case k != kFloat && !isFloatDType(o.dtype) && o.dtype.Size() == 4:
+		for i, x := range w.i[:nv] {
+			if nulls && st[i] != stValid {
+				x = 0
+			}
+			binary.LittleEndian.PutUint32(dst[off:], uint32(x))
+			off += stride
+		}
+	default:
+		return false
+	}
+	return true
+}
+
+// nullBits is what a null becomes: NaN for floats, 0 for integers and bools.
+func nullBits(d ring.DType) uint64 {
+	switch d {
+	case ring.Float64:
+		return nanF64
+	case ring.Float32:
+		return nanF32
+	case ring.Float16:
+		return nanF16
+	case ring.BFloat16:
+		return nanBF16
+	}
+	return 0
+}
+
+func floatsToBits(bits []uint64, v []float64, d ring.DType) {
+	bits = bits[:len(v)]
+	switch d {
+	case ring.Float32:
+		for k, x := range v {
+			f := float32(x)
+			b := math.Float32bits(f)
+			if f != f {
+				b = nanF32
+			}
+			bits[k] = uint64(b)
+		}
+	case ring.Float64:
+		for k, x := range v {
+			b := math.Float64bits(x)
+			if x != x {
+				b = nanF64
+			}
+			bits[k] = b
+		}
+	default:
+		for k, x := range v {
+			bits[k] = floatBits(d, x)
+		}
+	}
+}
+
+func intsToBits(bits []uint64, v []int64, d ring.DType, unsigned bool) {
+	bits = bits[:len(v)]
+	if !isFloatDType(d) && d != ring.Bool {
+		for k, x := range v {
+			bits[k] = uint64(x)
+		}
+		return
+	}
+	for k, x := range v {
+		bits[k] = intBits(d, x, unsigned)
+	}
+}
+
+// store writes the low size bytes of each of bits, little-endian, stride bytes apart.
+func store(dst []byte, off, stride int, bits []uint64, size int) {
+	switch size {
+	case 1:
+		for _, b := range bits {
+			dst[off] = byte(b)
+			off += stride
+		}
+	case 2:
+		for _, b := range bits {
+			binary.LittleEndian.PutUint16(dst[off:], uint16(b))
+			off += stride
+		}
+	case 4:
+		for _, b := range bits {
+			binary.LittleEndian.PutUint32(dst[off:], uint32(b))
+			off += stride
+		}
+	default:
+		for _, b := range bits {
+			binary.LittleEndian.PutUint64(dst[off:], b)
+			off += stride
+		}
+	}
+}
