@@ -12,7 +12,7 @@ PYREQ   := bindings/python/requirements.txt
 export SHMLOADER_BIN := $(BUILD)/bin/shmloader
 export SHMLOADER_LIB := $(BUILD)/lib/libshmloader.so
 
-.PHONY: build go-build c-build venv demo test test-go test-c test-python bench fuzz clean distclean
+.PHONY: build go-build c-build venv demo test test-go test-c test-python bench bench-producer fuzz clean distclean
 
 build: go-build c-build
 
@@ -52,6 +52,10 @@ test-python: build venv
 bench: build venv
 	$(MAKE) -C bindings/c BUILD=$(BUILD) bench-bin
 	bash bench/transport.sh
+
+# serve against raw arrow-go decoding of the same columns (bench/RESULTS.md).
+bench-producer: build venv
+	bash bench/producer.sh
 
 # Coverage-guided fuzzing of the parsers of untrusted bytes: ring headers, Parquet page
 # headers, configs (make test runs the seed corpora).

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"syscall"
 	"time"
 
@@ -26,6 +27,7 @@ func runServe(args []string) error {
 	resume := fs.String("resume", "", "start every rank where a trainer's saved loader.state_dict() (JSON) says")
 	fs.DurationVar(&opt.DrainTimeout, "drain-timeout", 0, "after the last epoch, how long to wait for trainers to read everything (0: no limit)")
 	quiet := fs.Bool("quiet", false, "no start-up summary or status lines on stderr")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile (go tool pprof) of the run to this file")
 	// Overrides of config keys, applied (and checked like the file's values) only when given.
 	overrides := map[string]string{}
 	for _, o := range []struct{ flag, key, usage string }{
@@ -83,6 +85,13 @@ func runServe(args []string) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
+	if *cpuProfile != "" {
+		stopProfile, err := startProfile(*cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer stopProfile()
+	}
 	start := time.Now()
 	results, err := serve.Run(ctx, cfg, opt)
 	for _, r := range results {
@@ -119,4 +128,16 @@ func readState(path string, opt *serve.Options) error {
 	}
 	opt.StartEpoch, opt.StartStep, opt.ExpectHash = *st.Epoch, *st.Step, st.ConfigHash
 	return nil
+}
+
+func startProfile(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }

@@ -6,7 +6,6 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
@@ -36,7 +35,7 @@ func (d *Dataset) OpenReader(f *File) (r *Reader, err error) {
 			fh.Close()
 		}
 	}()
-	props := parquet.NewReaderProperties(memory.DefaultAllocator)
+	props := parquet.NewReaderProperties(pool)
 	props.BufferedStreamEnabled = false // one ReadAt per chunk: see checkedFile
 	ar, err := newReader(src, f, props)
 	if err != nil {
@@ -56,7 +55,7 @@ func newReader(src *checkedFile, f *File, props *parquet.ReaderProperties) (ar *
 		return nil, err
 	}
 	// Parallel stays off: checkedFile expects one column at a time.
-	return pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
+	return pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{}, pool)
 }
 
 // File is the file this Reader reads.
@@ -99,7 +98,7 @@ func (r *Reader) readColumn(ctx context.Context, rg int, name string) (*arrow.Ch
 	}
 	if r.file.Meta.RowGroups[rg].NumRows == 0 {
 		// Nothing to decode, and arrow-go writes such chunks with no valid offset.
-		b := array.NewBuilder(memory.DefaultAllocator, r.ar.Manifest.Fields[fi].Field.Type)
+		b := array.NewBuilder(pool, r.ar.Manifest.Fields[fi].Field.Type)
 		defer b.Release()
 		a := b.NewArray()
 		defer a.Release()
