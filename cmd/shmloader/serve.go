@@ -104,7 +104,7 @@ func runServe(args []string) error {
 		return nil
 	}
 	if err == nil && opt.Log != nil {
-		fmt.Fprintf(opt.Log, "serve: done in %.1f s; segments removed\n", time.Since(start).Seconds())
+		fmt.Fprintf(opt.Log, "serve: done in %.1f s, peak RSS %.0f MiB; segments removed\n", time.Since(start).Seconds(), peakRSS())
 	}
 	return err
 }
@@ -140,4 +140,14 @@ func startProfile(path string) (stop func(), err error) {
 		return nil, err
 	}
 	return func() { pprof.StopCPUProfile(); f.Close() }, nil
+}
+
+// peakRSS is this process's peak resident set in MiB (shared-memory pages it touched
+// included).
+func peakRSS() float64 {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return float64(ru.Maxrss) / 1024
 }

@@ -83,6 +83,11 @@ type Scalar struct {
 	Num   float64
 	Str   string
 	IsStr bool
+	// An integer literal is also kept exactly (float64 holds integers only up to 2^53):
+	// Int when it fits int64, else Uint (2^63..2^64-1).
+	IsInt, IsUint bool
+	Int           int64
+	Uint          uint64
 }
 
 // Predicate ops.

@@ -75,8 +75,13 @@ func predicateText(p *Predicate) string {
 
 // scalarText tells the string "1" from the number 1.
 func scalarText(s Scalar) string {
-	if s.IsStr {
+	switch {
+	case s.IsStr:
 		return fmt.Sprintf("%q", s.Str)
+	case s.IsInt:
+		return fmt.Sprintf("%d", s.Int)
+	case s.IsUint:
+		return fmt.Sprintf("%d", s.Uint)
 	}
 	return fmt.Sprintf("%v", s.Num)
 }

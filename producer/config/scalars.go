@@ -90,7 +90,15 @@ func (d *decoder) scalar(n *yaml.Node, path string) (Scalar, error) {
 		return Scalar{}, d.fail(n, path, "want a number or a string, got %s", describe(n))
 	}
 	v, err := d.number(n, path)
-	return Scalar{Num: v}, err
+	sc := Scalar{Num: v}
+	if err == nil && n.ShortTag() == "!!int" {
+		if n.Decode(&sc.Int) == nil {
+			sc.IsInt = true
+		} else if n.Decode(&sc.Uint) == nil {
+			sc.IsUint = true
+		}
+	}
+	return sc, err
 }
 
 // duration reads a Go duration ("5s", "1m30s"); a bare 0 is allowed too, meaning off.

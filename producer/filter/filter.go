@@ -85,6 +85,8 @@ func compile(p config.Predicate, fld arrow.Field) (pred, error) {
 		q.c = p.Value.Num
 	case q.setOp():
 		q.keys = intKeys(vals, q.class)
+	case p.Value.IsInt || p.Value.IsUint:
+		q.lo, q.hi, q.negate = intRangeExact(p.Op, p.Value, q.class)
 	default:
 		q.lo, q.hi, q.negate = intRange(p.Op, p.Value.Num, q.class)
 	}

@@ -114,7 +114,7 @@ func (s *server) drain(ctx context.Context, p *ring.Producer, dataEnd uint64, at
 		if !deadline.IsZero() && time.Now().After(deadline) {
 			return fmt.Errorf("rank %d: the consumer did not read the rest of the stream within %v", p.Geometry().Rank, s.opt.DrainTimeout)
 		}
-		time.Sleep(5 * time.Millisecond)
+		time.Sleep(20 * time.Millisecond)
 	}
 	return nil
 }

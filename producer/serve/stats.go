@@ -50,9 +50,12 @@ func (s *server) sample(prods []*ring.Producer) {
 	}
 }
 
-// reporter prints a status line every period and samples the rings every 5 ms.
+// reporter prints a status line every period and samples the rings every 10 ms for it.
 func (s *server) reporter(prods []*ring.Producer, w io.Writer, period time.Duration, done <-chan struct{}) {
-	tick := time.NewTicker(5 * time.Millisecond)
+	if period <= 0 || w == nil {
+		return
+	}
+	tick := time.NewTicker(10 * time.Millisecond)
 	defer tick.Stop()
 	last, lastRows, lastBytes, lastDec := time.Now(), int64(0), int64(0), int64(0)
 	for {
@@ -62,7 +65,7 @@ func (s *server) reporter(prods []*ring.Producer, w io.Writer, period time.Durat
 		case <-tick.C:
 		}
 		s.sample(prods)
-		if period <= 0 || w == nil || time.Since(last) < period {
+		if time.Since(last) < period {
 			continue
 		}
 		now := time.Now()

@@ -58,7 +58,7 @@ func (c *compiler) column(s source, col int) (colPlan, error) {
 			case k == kFloat:
 				emit(op{code: opFillF, f: t.Fill.Num})
 			default:
-				v, err := intConst(t.Fill.Num, k)
+				v, err := exactConst(t.Fill, k)
 				if err != nil {
 					return p, fail("fill %v", err)
 				}
@@ -135,6 +135,22 @@ func pick(v []float64, col int) float64 {
 
 // intConst converts a config number to a working integer of kind k: it must be an
 // integer in k's range.
+// exactConst is intConst for a config literal, exact when it was written as an integer
+// (float64 holds integers only up to 2^53).
+func exactConst(s config.Scalar, k kind) (int64, error) {
+	switch {
+	case s.IsUint && k == kUint:
+		return int64(s.Uint), nil
+	case s.IsUint:
+		return 0, fmt.Errorf("%d is outside the int64 range", s.Uint)
+	case s.IsInt && k == kUint && s.Int < 0:
+		return 0, fmt.Errorf("%d is outside the uint64 range", s.Int)
+	case s.IsInt:
+		return s.Int, nil
+	}
+	return intConst(s.Num, k)
+}
+
 func intConst(v float64, k kind) (int64, error) {
 	switch {
 	case v != math.Trunc(v) || math.IsInf(v, 0):
