@@ -75,6 +75,8 @@ type Transform struct {
 	HashSeed   uint64    // hash_bucket: salt; default 0
 	Length     int       // pad: fixed list length (>= 1)
 	PadValue   float64   // pad: value of missing elements; default 0
+	// The clip bounds and pad value as written: exact for integers beyond 2^53.
+	MinExact, MaxExact, PadExact Scalar
 	Line       int
 }
 

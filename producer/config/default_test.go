@@ -31,14 +31,14 @@ var keyFields = map[string][]string{
 	tk("fill_null"): {"Transform.Op", "Transform.Fill"}, tk("fill_null.value"): {"Transform.Fill"},
 	tk("normalize"): {"Transform.Op"}, tk("normalize.mean"): {"Transform.Mean"}, tk("normalize.mean[]"): nil,
 	tk("normalize.std"): {"Transform.Std"}, tk("normalize.std[]"): nil,
-	tk("clip"): {"Transform.Op"}, tk("clip.min"): {"Transform.Min"}, tk("clip.max"): {"Transform.Max"},
+	tk("clip"): {"Transform.Op"}, tk("clip.min"): {"Transform.Min", "Transform.MinExact"}, tk("clip.max"): {"Transform.Max", "Transform.MaxExact"},
 	tk("log1p"):     {"Transform.Op"},
 	tk("bucketize"): {"Transform.Op", "Transform.Boundaries"}, tk("bucketize[]"): nil,
 	tk("bucketize.boundaries"): {"Transform.Boundaries"}, tk("bucketize.boundaries[]"): nil,
 	tk("hash_bucket"): {"Transform.Op", "Transform.Buckets"}, tk("hash_bucket.buckets"): {"Transform.Buckets"},
 	tk("hash_bucket.seed"): {"Transform.HashSeed"},
 	tk("pad"):              {"Transform.Op", "Transform.Length"}, tk("pad.length"): {"Transform.Length"},
-	tk("pad.value"): {"Transform.PadValue"},
+	tk("pad.value"): {"Transform.PadValue", "Transform.PadExact"},
 }
 
 func tk(s string) string { return "outputs.*.transforms[]." + s }

@@ -49,13 +49,13 @@ func transformText(t *Transform) string {
 	case OpNormalize:
 		return fmt.Sprintf("normalize mean=%v std=%v", t.Mean, t.Std)
 	case OpClip:
-		return "clip min=" + optText(t.Min) + " max=" + optText(t.Max)
+		return "clip min=" + optText(t.Min) + " max=" + optText(t.Max) + " exact=" + scalarText(t.MinExact) + "," + scalarText(t.MaxExact)
 	case OpBucketize:
 		return fmt.Sprintf("bucketize boundaries=%v", t.Boundaries)
 	case OpHashBucket:
 		return fmt.Sprintf("hash_bucket buckets=%d seed=%d", t.Buckets, t.HashSeed)
 	case OpPad:
-		return fmt.Sprintf("pad length=%d value=%v", t.Length, t.PadValue)
+		return fmt.Sprintf("pad length=%d value=%s", t.Length, scalarText(t.PadExact))
 	case OpLog1p:
 		return "log1p"
 	}

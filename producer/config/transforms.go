@@ -112,14 +112,17 @@ func (d *decoder) args(t *Transform, n *yaml.Node, p string) error {
 		})
 	case OpClip:
 		// Min and Max are pointers: a bound left out is no bound, not 0.
-		bound := func(dst **float64) func(*yaml.Node, string) error {
+		bound := func(dst **float64, exact *Scalar) func(*yaml.Node, string) error {
 			return func(n *yaml.Node, p string) error {
-				v, err := d.number(n, p)
-				*dst = &v
+				v, err := d.scalar(n, p)
+				if err == nil && v.IsStr {
+					err = d.fail(n, p, "want a number, got %s", describe(n))
+				}
+				*dst, *exact = &v.Num, v
 				return err
 			}
 		}
-		return d.fields(n, p, []field{{"min", bound(&t.Min)}, {"max", bound(&t.Max)}})
+		return d.fields(n, p, []field{{"min", bound(&t.Min, &t.MinExact)}, {"max", bound(&t.Max, &t.MaxExact)}})
 	case OpLog1p:
 		if isNull(n) || (n.Kind == yaml.MappingNode && len(n.Content) == 0) {
 			return nil
@@ -157,7 +160,14 @@ func (d *decoder) args(t *Transform, n *yaml.Node, p string) error {
 			return length(n, p)
 		}
 		return d.fields(n, p, []field{{"length", length},
-			{"value", func(n *yaml.Node, p string) (err error) { t.PadValue, err = d.number(n, p); return err }}})
+			{"value", func(n *yaml.Node, p string) error {
+				v, err := d.scalar(n, p)
+				if err == nil && v.IsStr {
+					err = d.fail(n, p, "want a number, got %s", describe(n))
+				}
+				t.PadValue, t.PadExact = v.Num, v
+				return err
+			}}})
 	}
 	return nil
 }

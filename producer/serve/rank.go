@@ -32,8 +32,17 @@ func (s *server) serveRank(ctx context.Context, r int, p *ring.Producer, attache
 		switch {
 		case s.cfg.Epochs != 0 && epoch >= s.cfg.Epochs:
 			p.PublishMarker(slot, ring.FlagEndOfStream, epoch)
-			p.SetState(ring.StateFinished)
-			return s.drain(ctx, p, dataEnd, attached)
+			e, st, sought, err := s.drain(ctx, p, dataEnd, attached)
+			if err != nil {
+				return err
+			}
+			if !sought {
+				p.SetState(ring.StateFinished)
+				return nil
+			}
+			epoch, step = e, st // a trainer resuming near the end: serve on from there
+			s.logf("rank %d: consumer seeks to epoch %d step %d", r, e, st)
+			continue
 		case step >= s.plan.Steps(r):
 			p.PublishMarker(slot, ring.FlagEndOfEpoch, epoch)
 			s.stats.rank(r).epochDone(epoch)
@@ -96,25 +105,32 @@ func (s *server) batchBytes(rows int) int64 {
 }
 
 // drain waits until the consumer has released everything, or has released every batch
-// and gone (one that read only its epochs never takes the end-of-stream marker).
-func (s *server) drain(ctx context.Context, p *ring.Producer, dataEnd uint64, attached func() (bool, error)) error {
+// and gone (one that read only its epochs never takes the end-of-stream marker). The ring
+// stays running meanwhile, so a trainer that restarts from a checkpoint near the end can
+// still seek: drain then returns the position sought.
+func (s *server) drain(ctx context.Context, p *ring.Producer, dataEnd uint64, attached func() (bool, error)) (epoch, step uint64, sought bool, err error) {
 	var deadline time.Time
 	if s.opt.DrainTimeout > 0 {
 		deadline = time.Now().Add(s.opt.DrainTimeout)
 	}
-	for !p.Drained() {
+	for {
+		if e, st, ok := p.PollSeek(); ok {
+			return e, st, true, nil
+		}
+		if p.Drained() {
+			return 0, 0, false, nil
+		}
 		if p.Released() >= dataEnd {
 			if on, err := attached(); err == nil && !on {
-				return nil
+				return 0, 0, false, nil
 			}
 		}
 		if ctx.Err() != nil {
-			return ctx.Err()
+			return 0, 0, false, ctx.Err()
 		}
 		if !deadline.IsZero() && time.Now().After(deadline) {
-			return fmt.Errorf("rank %d: the consumer did not read the rest of the stream within %v", p.Geometry().Rank, s.opt.DrainTimeout)
+			return 0, 0, false, fmt.Errorf("rank %d: the consumer did not read the rest of the stream within %v", p.Geometry().Rank, s.opt.DrainTimeout)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	return nil
 }

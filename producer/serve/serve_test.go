@@ -140,16 +140,21 @@ func read(job string, rank int, dir string, seek [2]uint64) (stream, error) {
 		case err != nil:
 			return s, err
 		}
-		h := sha256.New()
-		fmt.Fprint(h, b.Epoch, b.Step, b.Rows)
-		for _, t := range b.Tensors {
-			h.Write(t.Data)
-		}
-		s.hashes = append(s.hashes, fmt.Sprintf("%d/%d:%x", b.Epoch, b.Step, h.Sum(nil)[:8]))
+		s.hashes = append(s.hashes, hashOf(b))
 		id, _ := b.Tensor("id")
 		s.ids[b.Epoch] = append(s.ids[b.Epoch], id.Int64s()...)
 		if err := c.Release(b); err != nil {
 			return s, err
 		}
 	}
+}
+
+// hashOf identifies a batch: its position and every tensor byte.
+func hashOf(b *consumer.Batch) string {
+	h := sha256.New()
+	fmt.Fprint(h, b.Epoch, b.Step, b.Rows)
+	for _, t := range b.Tensors {
+		h.Write(t.Data)
+	}
+	return fmt.Sprintf("%d/%d:%x", b.Epoch, b.Step, h.Sum(nil)[:8])
 }

@@ -27,6 +27,8 @@ type window struct {
 
 	pins int    // cache.mu: gathers using it now
 	used uint64 // cache.mu: last touch, for eviction
+
+	onReady func() // wakes the gets waiting for room: a ready window can be evicted
 }
 
 // done records one finished task; the last one makes the window ready.
@@ -43,6 +45,7 @@ func (w *window) done(err error) {
 			w.perm = plan.Perm(int(w.plan.Rows), w.plan.Seed)
 		}
 		close(w.ready)
+		w.onReady()
 	}
 }
 
@@ -165,7 +168,7 @@ func (c *cache) makeRoom() bool {
 
 // start registers a new window with buffers. c.mu is held.
 func (c *cache) start(pw plan.Window, key windowKey) *window {
-	w := &window{key: key, plan: pw, ready: make(chan struct{}), pending: len(pw.RowGroups)}
+	w := &window{key: key, plan: pw, ready: make(chan struct{}), pending: len(pw.RowGroups), onReady: c.wake}
 	if n := len(c.spare); n > 0 {
 		w.bufs, c.spare = c.spare[n-1], c.spare[:n-1]
 	} else {
@@ -189,5 +192,11 @@ func (c *cache) submit(w *window, urgent bool) {
 	c.queue.push(tasks, urgent)
 }
 
-// wake lets waiting gets see a cancelled context.
-func (c *cache) wake() { c.changed.Broadcast() }
+// wake makes the gets waiting for room look again: a window became ready (so it can be
+// evicted) or the context was cancelled. Taking c.mu first means no get is between its
+// check and its Wait, so none misses the broadcast.
+func (c *cache) wake() {
+	c.mu.Lock()
+	c.mu.Unlock() //nolint:staticcheck // an empty critical section orders the broadcast after every check
+	c.changed.Broadcast()
+}

@@ -101,7 +101,7 @@ func (c *compiler) column(s source, col int) (colPlan, error) {
 				emit(op{code: opPadF, f: t.PadValue})
 				break
 			}
-			v, err := intConst(t.PadValue, k)
+			v, err := exactConst(orFloat(t.PadExact, t.PadValue), k)
 			if err != nil {
 				return p, fail("pad_value %v", err)
 			}
@@ -178,20 +178,49 @@ func clipOp(t config.Transform, k kind) (op, error) {
 		}
 		return o, nil
 	}
-	lo, hi := -math.MaxFloat64, math.MaxFloat64
 	for _, b := range []*float64{t.Min, t.Max} {
 		if b != nil && *b != math.Trunc(*b) && !math.IsInf(*b, 0) {
 			return op{}, fmt.Errorf("bound %g is not an integer but the values are %s (cast to a float first)", *b, k)
 		}
 	}
+	code, lo, hi := opClipI, int64(math.MinInt64), int64(math.MaxInt64)
+	if k == kUint {
+		code, lo, hi = opClipU, 0, -1 // as uint64: 0 and 2^64-1
+	}
 	if t.Min != nil {
-		lo = *t.Min
+		lo = clipBound(orFloat(t.MinExact, *t.Min), k)
 	}
 	if t.Max != nil {
-		hi = *t.Max
+		hi = clipBound(orFloat(t.MaxExact, *t.Max), k)
 	}
-	if k == kUint {
-		return op{code: opClipU, i: int64(floatBits(ring.Uint64, lo)), j: int64(floatBits(ring.Uint64, hi))}, nil
+	return op{code: code, i: lo, j: hi}, nil
+}
+
+// clipBound is an integer bound in kind k's representation (uint64 bits for kUint),
+// saturated to k's range: beyond it, it clips nothing on that side.
+func clipBound(s config.Scalar, k kind) int64 {
+	switch {
+	case k == kUint && s.IsUint:
+		return int64(s.Uint)
+	case k == kUint && s.IsInt && s.Int < 0:
+		return 0
+	case k == kUint && s.IsInt:
+		return s.Int
+	case k == kUint:
+		return int64(floatBits(ring.Uint64, s.Num))
+	case s.IsUint:
+		return math.MaxInt64
+	case s.IsInt:
+		return s.Int
 	}
-	return op{code: opClipI, i: int64(floatBits(ring.Int64, lo)), j: int64(floatBits(ring.Int64, hi))}, nil
+	return int64(floatBits(ring.Int64, s.Num))
+}
+
+// orFloat is s if the config recorded the literal, else the float64 value v (configs
+// built in code).
+func orFloat(s config.Scalar, v float64) config.Scalar {
+	if s.IsInt || s.IsUint {
+		return s
+	}
+	return config.Scalar{Num: v}
 }

@@ -8,8 +8,9 @@ shape and bytes: two batches hash alike only if a trainer could not tell them ap
 Modes (the default reads the whole stream, `for batch in loader`):
   --epochs N        call loader.epoch() N times (the per-call counts are recorded), then
                     probe loader.next() once to see whether the stream ended
-  --seek E S        seek to (E, S) before reading
+  --seek E S        seek to (E, S) before reading (after --seek-after N batches: a rewind)
   --load-state F    load_state_dict(json F) before reading
+  --seek-script J   for each [epoch, step, n] of the JSON list J: seek there, read n batches
   --max-batches K   stop after K batches; with --save-state F, write state_dict() to F
   --until-file F    keep retrying attach until attached or F exists (then try once more):
                     a consumer waiting on a producer that may never come
@@ -83,7 +84,29 @@ def read(args: argparse.Namespace, rec: Recorder, meta: dict[str, Any]) -> str:
         meta["info"] = {"ranks": loader.info.ranks, "config_hash": loader.info.config_hash,
                         "batch_capacity": loader.info.batch_capacity}  # fmt: skip
         if args.seek:
+            while len(rec.batches) < args.seek_after:
+                batch = loader.next()
+                if batch is None:
+                    if loader.ended:
+                        return "stream_end"
+                    continue
+                with batch:
+                    rec.add(batch)
             loader.seek(*args.seek)
+        if args.seek_script:
+            for epoch, step, n in json.loads(args.seek_script):
+                loader.seek(epoch, step)
+                got = 0
+                while got < n:
+                    batch = loader.next()
+                    if batch is None:
+                        if loader.ended:
+                            break
+                        continue  # the end of an epoch
+                    with batch:
+                        rec.add(batch)
+                    got += 1
+            return "script"
         if args.load_state:
             with open(args.load_state) as f:
                 loader.load_state_dict(json.load(f))
@@ -136,7 +159,9 @@ def main() -> None:
     p.add_argument("--probe", type=float, default=10.0, help="wait of the --epochs probe")
     p.add_argument("--epochs", type=int)
     p.add_argument("--seek", type=int, nargs=2)
+    p.add_argument("--seek-after", type=int, default=0, help="batches to read before --seek")
     p.add_argument("--load-state")
+    p.add_argument("--seek-script", help="JSON [[epoch, step, batches], ...]: seek, read, repeat")
     p.add_argument("--max-batches", type=int)
     p.add_argument("--save-state")
     p.add_argument("--until-file")

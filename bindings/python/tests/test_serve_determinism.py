@@ -4,8 +4,9 @@ config, seed, epoch, step, world layout).
 Every batch is hashed (sha256 over every tensor's name, dtype, shape and bytes) and each
 rank's stream, a list of (epoch, step, hash), is compared with a baseline run:
 - across runs, worker counts, ring depths and prefetch settings: byte-identical;
-- a consumer that seeks to (epoch, step), and one that resumes from a saved state_dict in
-  a new process, see exactly the uninterrupted stream from there on;
+- a consumer that seeks to (epoch, step) (first thing, or back after reading, or a dozen
+  times at random on every rank at once), and one that resumes from a saved state_dict
+  in a new process, see exactly the uninterrupted stream from there on;
 - `serve --start-epoch/--start-step` and `serve --resume state.json` likewise;
 - another --seed gives another order of the same rows.
 """
@@ -23,12 +24,13 @@ import numpy as np
 import pytest
 import servekit
 
-RANKS = 2
+RANKS = 4
 EPOCHS = 2
-BATCH = 500  # 20000 rows: 40 global batches, 20 steps per rank and epoch, nothing dropped
-STEPS = 20
-SEEK = (0, 13)  # rank 0's consumer seeks here
-SAVE_AFTER = 27  # rank 1's first consumer saves its state after this many batches: (1, 7)
+BATCH = 500  # 20000 rows: 40 global batches, 10 steps per rank and epoch, nothing dropped
+STEPS = 10
+SEEK = (0, 7)  # rank 0's consumer seeks here before reading anything
+REWIND_AFTER, REWIND = 15, (0, 4)  # rank 1's consumer reads 15 batches, then seeks back
+SAVE_AFTER = 13  # rank 2's first consumer saves its state after this many batches: (1, 3)
 
 
 @pytest.fixture(scope="module")
@@ -58,6 +60,7 @@ def new_job() -> str:
 
 def serve_and_read(env: dict[str, Any], *flags: str, name: str,
                    consumer_args: dict[int, list[str]] | None = None,
+                   ends: tuple[str, ...] = ("stream_end",),
                    ) -> tuple[servekit.Serve, list[servekit.Result]]:  # fmt: skip
     g: servekit.Group = env["g"]
     job = new_job()
@@ -66,11 +69,14 @@ def serve_and_read(env: dict[str, Any], *flags: str, name: str,
                  for r in range(RANKS)]  # fmt: skip
     serve = g.serve(env["cfg"], job, "--drain-timeout", "20s", *flags)
     results = servekit.wait_all(consumers, timeout=60)
+    for r, res in enumerate(results):
+        assert res.end in ends, (
+            f"{name}: rank {r} ended with {res.end!r} {res.meta.get('message', '')} after "
+            f"{len(res.batches)} batches; the others: {[x.end for x in results]}"
+        )
     rc = serve.wait(timeout=30)
     servekit.assert_no_panic(serve.stderr)
     assert rc == 0, serve.describe()
-    for r, res in enumerate(results):
-        assert res.end == "stream_end", (name, r, res.end, res.meta.get("message"))
     return serve, results
 
 
@@ -85,7 +91,8 @@ def baseline(env) -> list[list[tuple[int, int, str]]]:
     assert serve.summary()["dropped"] == 0 and serve.summary()["steps"] == STEPS
     streams = [res.stream() for res in results]
     for s in streams:
-        assert [(e, st) for e, st, _ in s] == [(e, st) for e in range(EPOCHS) for st in range(STEPS)]
+        want = [(e, st) for e in range(EPOCHS) for st in range(STEPS)]
+        assert [(e, st) for e, st, _ in s] == want
     hashes = [h for s in streams for _, _, h in s]
     assert len(set(hashes)) == len(hashes), "two batches hash alike: the hash sees too little"
     env["config_hash"] = results[0].meta["info"]["config_hash"]
@@ -111,45 +118,88 @@ def test_streams_are_byte_identical_across_runs_and_worker_counts(env, baseline,
 
 @pytest.fixture(scope="module")
 def resumed(env, baseline) -> dict[str, Any]:
-    """One serve run: rank 0's consumer seeks to SEEK; rank 1's first consumer reads
-    SAVE_AFTER batches and saves its state_dict, a second one (a new process) loads it and
-    reads on."""
+    """One serve run: rank 0's consumer seeks to SEEK first thing; rank 1's reads
+    REWIND_AFTER batches and seeks back to REWIND; rank 2's first consumer reads SAVE_AFTER
+    batches and saves its state_dict, a second one (a new process) loads it and reads on;
+    rank 3's reads everything."""
     g: servekit.Group = env["g"]
     state = env["tmp"] / "state.json"
     job = new_job()
     seeker = g.consume(job, 0, "seeker", "--keep", "none", "--seek", *map(str, SEEK))
-    first = g.consume(job, 1, "first", "--keep", "none", "--max-batches", str(SAVE_AFTER),
+    rewinder = g.consume(job, 1, "rewinder", "--keep", "none", "--seek-after", str(REWIND_AFTER),
+                         "--seek", *map(str, REWIND))  # fmt: skip
+    first = g.consume(job, 2, "first", "--keep", "none", "--max-batches", str(SAVE_AFTER),
                       "--save-state", str(state))  # fmt: skip
+    plain = g.consume(job, 3, "plain", "--keep", "none")
     serve = g.serve(env["cfg"], job, "--drain-timeout", "20s", "--workers", "2")
     first_res = first.result(timeout=30)
-    second = g.consume(job, 1, "second", "--keep", "none", "--load-state", str(state))
-    seeker_res, second_res = servekit.wait_all([seeker, second], timeout=60)
+    second = g.consume(job, 2, "second", "--keep", "none", "--load-state", str(state))
+    seeker_res, rewinder_res, second_res, plain_res = servekit.wait_all(
+        [seeker, rewinder, second, plain], timeout=60
+    )
     rc = serve.wait(timeout=30)
     servekit.assert_no_panic(serve.stderr)
     assert rc == 0, serve.describe()
-    return {"seeker": seeker_res, "first": first_res, "second": second_res, "state": state}
+    return {"seeker": seeker_res, "rewinder": rewinder_res, "first": first_res,
+            "second": second_res, "plain": plain_res, "state": state}  # fmt: skip
 
 
 def test_seek_gives_the_uninterrupted_stream_from_there(resumed, baseline):
     res = resumed["seeker"]
     assert res.end == "stream_end", res.end
     assert res.stream() == after(baseline[0], *SEEK)
+    assert resumed["plain"].stream() == baseline[3]
+
+
+def test_seek_back_after_reading_replays_the_same_bytes(resumed, baseline):
+    res = resumed["rewinder"]
+    assert res.end == "stream_end", res.end
+    assert res.stream() == baseline[1][:REWIND_AFTER] + after(baseline[1], *REWIND)
 
 
 def test_load_state_dict_in_a_new_process_continues_the_same_bytes(resumed, baseline):
     first, second = resumed["first"], resumed["second"]
     assert first.end == "max"
-    assert first.stream() == baseline[1][:SAVE_AFTER]
+    assert first.stream() == baseline[2][:SAVE_AFTER]
     state = json.loads(resumed["state"].read_text())
-    assert (state["epoch"], state["step"], state["rank"]) == (1, SAVE_AFTER - STEPS, 1), state
+    assert (state["epoch"], state["step"], state["rank"]) == (1, SAVE_AFTER - STEPS, 2), state
     assert second.end == "stream_end", second.end
-    assert second.stream() == baseline[1][SAVE_AFTER:]
+    assert second.stream() == baseline[2][SAVE_AFTER:]
+
+
+def test_random_seeks_on_every_rank_give_the_planned_batches(env, baseline):
+    """Seeks forwards, backwards and across epochs on all 4 ranks at once, each followed by
+    a few batches: each one is exactly the batch the uninterrupted stream has there, and
+    none keeps a trainer waiting."""
+    rng = np.random.default_rng(1)
+    total = EPOCHS * STEPS
+    depth = 2
+    scripts = {}
+    for r in range(RANKS):
+        # A rank whose end-of-stream marker is published has finished its stream, and a
+        # later seek gets SeekUnanswered (README): until the final target, stay more than
+        # a ring (depth 2) away from the end.
+        targets = []
+        for _ in range(12):
+            i = int(rng.integers(total - depth - 3))
+            n = min(int(rng.integers(1, 4)), total - depth - 2 - i)
+            targets.append([i // STEPS, i % STEPS, n])
+        targets += [[0, 0, 2], [0, STEPS - 1, 2], [EPOCHS - 1, STEPS - 2, 2]]
+        scripts[r] = targets
+    _, results = serve_and_read(
+        env, "--depth", str(depth), name="seeks", ends=("script",),
+        consumer_args={r: ["--seek-script", json.dumps(scripts[r]), "--batch-timeout", "8"]
+                       for r in range(RANKS)},
+    )  # fmt: skip
+    for r, res in enumerate(results):
+        want = [b for e, s, n in scripts[r] for b in after(baseline[r], e, s)[:n]]
+        assert res.stream() == want, f"rank {r}"
 
 
 def test_serve_start_epoch_and_step(env, baseline):
-    _, results = serve_and_read(env, "--start-epoch", "0", "--start-step", "9", name="start")
+    _, results = serve_and_read(env, "--start-epoch", "0", "--start-step", "6", name="start")
     for r, res in enumerate(results):
-        assert res.stream() == after(baseline[r], 0, 9), r
+        assert res.stream() == after(baseline[r], 0, 6), r
     _, results = serve_and_read(env, "--start-epoch", "1", "--start-step", "0", name="start1")
     for r, res in enumerate(results):
         assert res.stream() == after(baseline[r], 1, 0), r

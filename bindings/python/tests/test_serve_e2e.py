@@ -1,13 +1,15 @@
 """`shmloader serve` end to end: a `shmloader gen` dataset served to two trainer processes.
 
-One serve run (2 ranks, 2 epochs, a row filter, a shuffle window) is shared by the tests of
-this module:
+One serve run (2 ranks, 2 epochs, a row filter, a shuffle window) is shared by the first
+tests of this module:
 - exactly once: per epoch every kept row reaches exactly one rank once, apart from the
   dropped tail, whose size is what serve reports and what the drop_last rule gives;
   both ranks get the same number of batches, `loader.epoch()` stops at each epoch's end
   and the stream ends after the last epoch;
 - values: every tensor of every row equals an independent numpy/pyarrow computation of the
   same transforms on the Parquet files, looked up by id.
+Two more runs: drop_last false with 3 ranks (a short last batch, ranks one batch apart),
+and 4 ranks over windows smaller than a step (serving must never stall).
 """
 
 from __future__ import annotations
@@ -209,3 +211,68 @@ def test_values_equal_the_transforms_computed_from_the_parquet_files(run, table)
                     f"rank {r} {name}: {bad.size} rows differ, e.g. id {ids[bad[0]]}: "
                     f"got {got[bad[0]]} want {expect[bad[0]]}"
                 )
+
+
+def test_without_drop_last_every_row_once_and_one_short_batch(group, gen_dataset, tmp_path):
+    """drop_last: false with 3 ranks: 33 full batches and a short one per epoch, so rank 0
+    gets one batch more than ranks 1 and 2; every row still comes exactly once."""
+    ranks, batch = 3, 600
+    full, short = divmod(GEN_ROWS, batch)
+    total = full + 1
+    cfg = servekit.write_config(
+        tmp_path / "nodrop.yaml", dataset=str(gen_dataset), batch_size=batch, seed=3,
+        epochs=EPOCHS, ranks=ranks, drop_last=False, shuffle={"row_groups": True, "window": 2},
+        outputs={"x": {"columns": "f00*", "transforms": [{"fill_null": 0}]}, "id": "id"},
+    )  # fmt: skip
+    job = "nodrop-" + uuid.uuid4().hex[:12]
+    consumers = [group.consume(job, r, f"r{r}", "--keep", "ids", "--epochs", str(EPOCHS))
+                 for r in range(ranks)]  # fmt: skip
+    serve = group.serve(cfg, job, "--drain-timeout", "20s")
+    results = servekit.wait_all(consumers, timeout=60)
+    rc = serve.wait(timeout=30)
+    servekit.assert_no_panic(serve.stderr)
+    assert rc == 0, serve.describe()
+    assert serve.summary()["dropped"] == 0
+    steps = [len(range(r, total, ranks)) for r in range(ranks)]  # global batch g -> rank g % R
+    for r, res in enumerate(results):
+        assert res.end == "stream_end", (r, res.end)
+        assert res.meta["epoch_counts"] == [steps[r]] * EPOCHS, (r, res.meta["epoch_counts"])
+    last_rank = (total - 1) % ranks
+    for epoch in range(EPOCHS):
+        ids = np.concatenate([res.epoch_rows(epoch) for res in results])
+        assert np.array_equal(np.sort(ids), np.arange(GEN_ROWS)), f"epoch {epoch}"
+        sizes = [(r, b["step"], b["rows"]) for r, res in enumerate(results)
+                 for b in res.batches if b["epoch"] == epoch and b["rows"] != batch]  # fmt: skip
+        assert sizes == [(last_rank, steps[last_rank] - 1, short)], sizes
+    assert serve.results() == {
+        r: (steps[r] * EPOCHS, EPOCHS * (steps[r] * batch - (batch - short) * (r == last_rank)))
+        for r in range(ranks)
+    }
+
+
+def test_four_ranks_over_one_row_group_windows_never_hang(group, gen_dataset, tmp_path):
+    """A step of 4 ranks × 500 rows spans two 1000-row windows (window: 1), more than the
+    window cache holds besides its prefetches: serving must still go on, every rank to
+    the end of every epoch, every row once per epoch."""
+    ranks, batch, epochs = 4, 500, 4
+    cfg = servekit.write_config(
+        tmp_path / "small-windows.yaml", dataset=str(gen_dataset), batch_size=batch, seed=5,
+        epochs=epochs, ranks=ranks, shuffle={"row_groups": True, "window": 1},
+        outputs={"x": {"columns": "f00*", "transforms": [{"fill_null": 0}]}, "id": "id"},
+    )  # fmt: skip
+    job = "smallwin-" + uuid.uuid4().hex[:12]
+    consumers = [group.consume(job, r, f"r{r}", "--keep", "ids", "--batch-timeout", "8")
+                 for r in range(ranks)]  # fmt: skip
+    serve = group.serve(cfg, job, "--drain-timeout", "20s")
+    results = servekit.wait_all(consumers, timeout=90)
+    ends = [res.end for res in results]
+    assert ends == ["stream_end"] * ranks, (
+        f"trainers waited for a batch in vain: {ends}; got "
+        f"{[len(res.batches) for res in results]} batches of {GEN_ROWS // batch // ranks * epochs}"
+    )
+    rc = serve.wait(timeout=30)
+    servekit.assert_no_panic(serve.stderr)
+    assert rc == 0, serve.describe()
+    for epoch in range(epochs):
+        ids = np.concatenate([res.epoch_rows(epoch) for res in results])
+        assert np.array_equal(np.sort(ids), np.arange(GEN_ROWS)), f"epoch {epoch}"

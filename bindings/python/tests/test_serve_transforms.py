@@ -27,6 +27,7 @@ ROWS = 64
 BATCH = 16
 NAN, INF = math.nan, math.inf
 I64_MIN, I64_MAX = -(2**63), 2**63 - 1
+BIG = 2**53 + 1  # the first integer a float64 cannot hold
 
 FL_SPECIALS = [
     None, NAN, INF, -INF, 0.0, -0.0, 1.0, -1.0, -1.5, -0.5, 0.5, 2.5, 3.5, -2.5,
@@ -50,6 +51,7 @@ STR_SPECIALS = [
     None, "", "a", "é", "hello", "foobar", "user_12345", "x" * 1000, "<null>", "日本語",
     "a\x00b", " ", None, "",
 ]  # fmt: skip
+NARROW_SPECIALS = [None, 0, 1, -1, 127, -128, 2**31 - 1, 2**32 - 1, 255, 65535, -32768, 40000]
 LIST_SPECIALS = [
     None, [], [1], [1, 2], [1, 2, 3], list(range(20)), [I64_MIN, I64_MAX, 0, 5], [-7], None, [],
 ]  # fmt: skip
@@ -76,13 +78,28 @@ def columns() -> dict[str, list[Any]]:
         "s": cycle(STR_SPECIALS, ROWS, 0),
         "lst": cycle(LIST_SPECIALS, ROWS, 0),
         "lf": cycle(LISTF_SPECIALS, ROWS, 2),
+        "i8": [narrow(v, np.int8) for v in cycle(NARROW_SPECIALS, ROWS, 0)],
+        "u8": [narrow(v, np.uint8) for v in cycle(NARROW_SPECIALS, ROWS, 1)],
+        "i16": [narrow(v, np.int16) for v in cycle(NARROW_SPECIALS, ROWS, 2)],
+        "u32": [narrow(v, np.uint32) for v in cycle(NARROW_SPECIALS, ROWS, 3)],
+        "h16": cycle([None, NAN, INF, 1.0, -2.5, 65504.0, 6e-8, 0.333], ROWS, 0),
+        "ls": cycle(STR_SPECIALS, ROWS, 5),
+        "bs": [None if v is None else v.encode() + b"\xff" for v in cycle(STR_SPECIALS, ROWS, 7)],
+        "llst": cycle([None, [], [-1], [2**31 - 1, -(2**31), 5], [7] * 9], ROWS, 0),
     }
+
+
+def narrow(v: int | None, dtype: Any) -> int | None:
+    """v wrapped into dtype's range (numpy's astype), None kept."""
+    return None if v is None else int(np.array(v).astype(np.int64).astype(dtype))
 
 
 SCHEMA = pa.schema([
     ("id", pa.int64()), ("fl", pa.float64()), ("f32", pa.float32()), ("i64", pa.int64()),
     ("i32", pa.int32()), ("u64", pa.uint64()), ("b", pa.bool_()), ("s", pa.string()),
-    ("lst", pa.list_(pa.int64())), ("lf", pa.list_(pa.float32())),
+    ("lst", pa.list_(pa.int64())), ("lf", pa.list_(pa.float32())), ("i8", pa.int8()),
+    ("u8", pa.uint8()), ("i16", pa.int16()), ("u32", pa.uint32()), ("h16", pa.float16()),
+    ("ls", pa.large_string()), ("bs", pa.binary()), ("llst", pa.large_list(pa.int32())),
 ])  # fmt: skip
 
 PAD_F = {"length": 4, "value": -1.0}
@@ -124,6 +141,15 @@ OUTPUTS: dict[str, Any] = {
               "transforms": [{"clip": {"min": 0}}, {"pad": PAD_F},
                              {"normalize": {"mean": 1, "std": 2}}]},
     "stack_mixed": {"columns": ["i32", "fl", "b"]},
+    "narrow_f64": {"columns": ["i8", "u8", "i16", "u32"], "dtype": "float64"},
+    "narrow_hash": {"columns": ["i8", "u8", "i16", "u32"], "transforms": [{"hash_bucket": 4099}]},
+    "h16_f64": {"columns": "h16", "dtype": "float64"},
+    "hash_ls_bs": {"columns": ["ls", "bs"], "transforms": [{"hash_bucket": {"buckets": 777}}]},
+    "pad_ll": {"columns": "llst", "transforms": [{"pad": {"length": 4, "value": 3}}]},
+    # Integer constants past 2^53 (64-bit ids, hashes) must stay exact on integer columns.
+    "fill_big": {"columns": "i64", "transforms": [{"fill_null": BIG}]},
+    "clip_big": {"columns": "i64", "transforms": [{"clip": {"min": -BIG, "max": BIG}}]},
+    "pad_big": {"columns": "lst", "transforms": [{"pad": {"length": 3, "value": BIG}}]},
     "id": "id",
 }  # fmt: skip
 
@@ -282,8 +308,10 @@ def test_normalize(served, data):
     x, null = floats(data["fl"])
     check(served, "norm", with_nulls((x - 2) / 4, null, np.nan), "float64")
     i, inull = ints(data["i32"])
-    want = np.stack([with_nulls((x - 1) / 2, null, np.nan),
-                     with_nulls((i.astype(np.float64) + 1) / 0.5, inull, np.nan)], axis=1)  # fmt: skip
+    want = np.stack([
+        with_nulls((x - 1) / 2, null, np.nan),
+        with_nulls((i.astype(np.float64) + 1) / 0.5, inull, np.nan),
+    ], axis=1)  # fmt: skip
     check(served, "norm_stack", want, "float64")
 
 
@@ -382,3 +410,47 @@ def test_stacked_mixed_ints_floats_bools_give_float32(served, data):
             with_nulls(b.astype(np.float32), bnull, np.nan),
         ], axis=1)  # fmt: skip
     check(served, "stack_mixed", want, "float32")
+
+
+# -- narrow, unsigned, half-float, large and binary source types ---------------------------------
+
+
+def test_narrow_and_unsigned_ints_keep_their_values(served, data):
+    cols = [ints(data[c]) for c in ("i8", "u8", "i16", "u32")]
+    want = np.stack([with_nulls(x.astype(np.float64), n, np.nan) for x, n in cols], axis=1)
+    check(served, "narrow_f64", want, "float64")
+    want = np.stack(
+        [servekit.hash_bucket_column(data[c], 4099) for c in ("i8", "u8", "i16", "u32")], axis=1
+    )
+    check(served, "narrow_hash", want, "int64")
+
+
+def test_float16_source(served, data):
+    x, null = floats(data["h16"])
+    check(served, "h16_f64", with_nulls(x.astype(np.float16).astype(np.float64), null, np.nan),
+          "float64")  # fmt: skip
+
+
+def test_hash_bucket_of_large_string_and_binary_columns(served, data):
+    want = np.stack([servekit.hash_bucket_column(data[c], 777) for c in ("ls", "bs")], axis=1)
+    check(served, "hash_ls_bs", want, "int64")
+
+
+def test_pad_of_a_large_list_of_int32(served, data):
+    want, lens = padded(data["llst"], 4, 3, np.int64)
+    check(served, "pad_ll", want, "int64")
+    check(served, "pad_ll_len", lens, "int32")
+
+
+@pytest.mark.parametrize("name", ["fill_big", "clip_big", "pad_big"])
+def test_integer_constants_past_2_53_stay_exact(served, data, name):
+    """doc.go: integers flow as int64; fill and clip bounds on integer columns are integers.
+    A constant read through float64 would turn 2^53+1 into 2^53."""
+    i, null = ints(data["i64"])
+    if name == "fill_big":
+        check(served, name, with_nulls(i, null, BIG), "int64")
+    elif name == "clip_big":
+        check(served, name, with_nulls(np.clip(i, -BIG, BIG), null, 0), "int64")
+    else:
+        want, _ = padded(data["lst"], 3, BIG, np.int64)
+        check(served, name, want, "int64")

@@ -1,0 +1,80 @@
+package serve
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/shmloader/shmloader/consumer"
+)
+
+// Many ranks over one-row-group windows keep the window cache full of windows being
+// decoded while every rank waits for room: each finished decode must wake them.
+func TestManyRanksSmallWindowsNeverHang(t *testing.T) {
+	cfg := testConfig(t)
+	cfg.Ranks, cfg.BatchSize, cfg.Epochs, cfg.RingDepth = 4, 500, 4, 8
+	cfg.Shuffle.Window = 1
+	out := serveAndRead(t, cfg, Options{}, nil)
+	for r, s := range out {
+		if want := 4 * (20000 / 500 / 4); len(s.hashes) != want {
+			t.Fatalf("rank %d: %d batches, want %d", r, len(s.hashes), want)
+		}
+	}
+}
+
+// A trainer that seeks after it has read the end of the stream (a restart from a
+// checkpoint near the end) is served from there, not told the seek went unanswered.
+func TestSeekAfterEndOfStream(t *testing.T) {
+	cfg := testConfig(t)
+	cfg.Ranks = 1
+	full := serveAndRead(t, cfg, Options{}, nil)[0]
+
+	cfg = testConfig(t)
+	cfg.Ranks = 1
+	cfg.Job = fmt.Sprintf("eos%d", time.Now().UnixNano()%1e9)
+	dir := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { _, err := Run(ctx, cfg, Options{Dir: dir}); done <- err }()
+	c, err := consumer.Attach(cfg.Job, 0, consumer.Options{Dir: dir, Timeout: 20 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	readAll := func() []string {
+		var hs []string
+		for {
+			b, err := c.Next(20 * time.Second)
+			switch {
+			case errors.Is(err, consumer.ErrEndOfStream):
+				return hs
+			case errors.Is(err, consumer.ErrEndOfEpoch):
+				continue
+			case err != nil:
+				t.Fatal(err)
+			}
+			hs = append(hs, hashOf(b))
+			c.Release(b)
+		}
+	}
+	first := readAll()
+	if !slices.Equal(first, full.hashes) {
+		t.Fatal("the first pass differs from the uninterrupted stream")
+	}
+	if err := c.Seek(1, 3); err != nil {
+		t.Fatal(err)
+	}
+	again := readAll()
+	skip := len(full.ids[0])/cfg.BatchSize + 3
+	if !slices.Equal(again, full.hashes[skip:]) {
+		t.Fatalf("after a seek past the end: %d batches, want the %d from epoch 1 step 3", len(again), len(full.hashes)-skip)
+	}
+	c.Close()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
