@@ -77,7 +77,7 @@ type Transform struct {
 	PadValue   float64   // pad: value of missing elements; default 0
 	// The clip bounds and pad value as written: exact for integers beyond 2^53.
 	MinExact, MaxExact, PadExact Scalar
-	Line       int
+	Line                         int
 }
 
 // Scalar is a constant from the config: a number or a string.
