@@ -136,6 +136,7 @@ func Run(ctx context.Context, cfg *config.Config, opt Options) ([]Result, error)
 	rwg.Wait()
 	s.queue.stop()
 	wwg.Wait()
+	s.cache.close()
 
 	results := make([]Result, cfg.Ranks)
 	for r := range results {

@@ -71,6 +71,7 @@ type cache struct {
 	changed *sync.Cond
 	entries map[windowKey]*window
 	spare   [][][]byte // buffer sets of evicted windows
+	maps    [][]byte   // every buffer set's mapping, unmapped by close
 	tick    uint64
 }
 
@@ -172,10 +173,20 @@ func (c *cache) start(pw plan.Window, key windowKey) *window {
 	if n := len(c.spare); n > 0 {
 		w.bufs, c.spare = c.spare[n-1], c.spare[:n-1]
 	} else {
-		w.bufs = make([][]byte, len(c.src.rowSize))
+		sizes := make([]int64, len(c.src.rowSize))
 		for t, sz := range c.src.rowSize {
-			w.bufs[t] = make([]byte, c.bufRows*int64(sz))
+			sizes[t] = c.bufRows * int64(sz)
 		}
+		bufs, mem, err := bufferSet(sizes)
+		if err != nil { // out of address space or memory: the Go heap may still have it
+			bufs = make([][]byte, len(sizes))
+			for t, n := range sizes {
+				bufs[t] = make([]byte, n)
+			}
+		} else {
+			c.maps = append(c.maps, mem)
+		}
+		w.bufs = bufs
 	}
 	c.entries[key] = w
 	return w
@@ -199,4 +210,14 @@ func (c *cache) wake() {
 	c.mu.Lock()
 	c.mu.Unlock() //nolint:staticcheck // an empty critical section orders the broadcast after every check
 	c.changed.Broadcast()
+}
+
+// close unmaps every buffer set; nothing may use the cache afterwards.
+func (c *cache) close() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, m := range c.maps {
+		freeBufferSet(m)
+	}
+	c.maps, c.spare, c.entries = nil, nil, nil
 }
