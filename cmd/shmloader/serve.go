@@ -56,6 +56,9 @@ func runServe(args []string) error {
 			"At the end prints one line per rank: rank=R batches=N rows=M.\n\n")
 		fs.PrintDefaults()
 	}
+	// Signals are caught from the start: one during start-up stops it cleanly too.
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
 	fs.Parse(args)
 	if *printConfig {
 		fmt.Print(config.DefaultYAML)
@@ -83,8 +86,6 @@ func runServe(args []string) error {
 	if *quiet {
 		opt.Log = nil
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-	defer stop()
 	if *cpuProfile != "" {
 		stopProfile, err := startProfile(*cpuProfile)
 		if err != nil {
