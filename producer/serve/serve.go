@@ -14,7 +14,6 @@ import (
 	"github.com/shmloader/shmloader/producer/dataset"
 	"github.com/shmloader/shmloader/producer/plan"
 	"github.com/shmloader/shmloader/ring"
-	"github.com/shmloader/shmloader/shm"
 )
 
 // Options are the run's settings beyond the config.
@@ -88,27 +87,17 @@ func Run(ctx context.Context, cfg *config.Config, opt Options) ([]Result, error)
 	s.cache = newCache(s.src, s.queue, rows, cfg.Prefetch+2, largestWindow(rows, cfg.Shuffle.Window))
 	s.stats.ranks = make([]rankStats, cfg.Ranks)
 
-	geoms, sizes := make([]*ring.Geometry, cfg.Ranks), make([]int64, cfg.Ranks)
-	for r := range geoms {
-		g, err := ring.Spec{Job: cfg.Job, Rank: r, Ranks: cfg.Ranks, SlotCount: cfg.RingDepth,
-			BatchCapacity: cfg.BatchSize, Tensors: s.src.tensors, ConfigHash: hash}.Layout()
-		if err != nil {
-			return nil, err
-		}
-		geoms[r], sizes[r] = g, int64(g.TotalSize)
+	specs := make([]ring.Spec, cfg.Ranks)
+	for r := range specs {
+		specs[r] = ring.Spec{Job: cfg.Job, Rank: r, Ranks: cfg.Ranks, SlotCount: cfg.RingDepth,
+			BatchCapacity: cfg.BatchSize, Tensors: s.src.tensors, ConfigHash: hash}
 	}
-	job, err := shm.CreateJob(opt.Dir, cfg.Job, sizes)
+	job, prods, err := ring.CreateRings(opt.Dir, specs)
 	if err != nil {
 		return nil, err
 	}
 	defer job.Close()
-	prods := make([]*ring.Producer, cfg.Ranks)
-	for r := range prods {
-		if prods[r], err = ring.NewProducer(job.Segments[r].Mem, geoms[r]); err != nil {
-			return nil, err
-		}
-	}
-	s.summary(job.Dir, hash, workers, geoms[0])
+	s.summary(job.Dir, hash, workers, prods[0].Geometry())
 
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()

@@ -25,7 +25,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/shmloader/shmloader/ring"
-	"github.com/shmloader/shmloader/shm"
 )
 
 // Config describes the stream.
@@ -79,26 +78,15 @@ func Run(ctx context.Context, c Config) ([]Result, error) {
 	if c.Ranks < 1 || c.Rows < 1 || c.RowBytes < 1 || c.Batches < 1 {
 		return nil, errors.New("synthetic: ranks, rows, row bytes and batches must be >= 1")
 	}
-	geoms := make([]*ring.Geometry, c.Ranks)
-	sizes := make([]int64, c.Ranks)
-	for r := range geoms {
-		g, err := c.Spec(r).Layout()
-		if err != nil {
-			return nil, err
-		}
-		geoms[r], sizes[r] = g, int64(g.TotalSize)
+	specs := make([]ring.Spec, c.Ranks)
+	for r := range specs {
+		specs[r] = c.Spec(r)
 	}
-	job, err := shm.CreateJob(c.Dir, c.Job, sizes)
+	job, prods, err := ring.CreateRings(c.Dir, specs)
 	if err != nil {
 		return nil, err
 	}
 	defer job.Close()
-	prods := make([]*ring.Producer, c.Ranks)
-	for r := range prods {
-		if prods[r], err = ring.NewProducer(job.Segments[r].Mem, geoms[r]); err != nil {
-			return nil, err
-		}
-	}
 	if c.Log != nil {
 		fmt.Fprintf(c.Log, "debug-produce: serving job=%s ranks=%d depth=%d rows=%d row_bytes=%d dir=%s\n",
 			c.Job, c.Ranks, c.Depth, c.Rows, c.RowBytes, job.Dir)
