@@ -21,7 +21,7 @@ OUT=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$SHMLOADER_SHM_DIR" "$OUT"' EXIT
 
 if [ ! -f "$DATA/.complete" ]; then
-  rm -rf "$DATA" && "$BIN" gen --out "$DATA" --quiet && touch "$DATA/.complete"
+  "$BIN" gen --out "$DATA" --quiet --overwrite && touch "$DATA/.complete"
 fi
 go build -o "$OUT/rawdecode" ./bench/rawdecode
 echo "== machine: $(nproc) cores, $(lscpu | sed -n 's/^Model name: *//p'), go $(go env GOVERSION)"

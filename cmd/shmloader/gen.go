@@ -58,6 +58,9 @@ func genCommand(ctx context.Context, args []string, log io.Writer) error {
 		fs.Usage()
 		return errors.New("--out is required")
 	}
+	if c.Rows < 1 || c.Files < 1 || c.RowGroupRows < 1 {
+		return fmt.Errorf("--rows, --files and --row-group-rows must be >= 1 (got %d, %d, %d)", c.Rows, c.Files, c.RowGroupRows)
+	}
 	progress := log
 	if *quiet {
 		progress = io.Discard

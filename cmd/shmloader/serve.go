@@ -25,7 +25,7 @@ func runServe(args []string) error {
 	fs.Uint64Var(&opt.StartEpoch, "start-epoch", 0, "start every rank at this epoch")
 	fs.Uint64Var(&opt.StartStep, "start-step", 0, "start every rank at this step of --start-epoch")
 	resume := fs.String("resume", "", "start every rank where a trainer's saved loader.state_dict() (JSON) says")
-	fs.DurationVar(&opt.DrainTimeout, "drain-timeout", 0, "after the last epoch, how long to wait for trainers to read everything (0: no limit)")
+	fs.DurationVar(&opt.DrainTimeout, "drain-timeout", 0, "how long to wait, after the last epoch, for trainers to read everything, and for a new trainer when one leaves mid-stream (0: no limit, a trainer may re-attach at any time)")
 	quiet := fs.Bool("quiet", false, "no start-up summary or status lines on stderr")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile (go tool pprof) of the run to this file")
 	// Overrides of config keys, applied (and checked like the file's values) only when given.
@@ -78,6 +78,9 @@ func runServe(args []string) error {
 		}
 	}
 	if *resume != "" {
+		if opt.StartEpoch != 0 || opt.StartStep != 0 {
+			return errors.New("--resume and --start-epoch/--start-step both say where to start: give one")
+		}
 		if err := readState(*resume, &opt); err != nil {
 			return err
 		}

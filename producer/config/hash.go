@@ -10,7 +10,7 @@ import (
 const hashVersion = "shmloader-config-hash v1"
 
 // HashInput is a canonical text of everything in the config that changes the bytes
-// trainers receive: batch_size, seed, shuffle, drop_last, ranks, node, filter and
+// trainers receive: batch_size, seed, shuffle, drop_last, ranks, node count, filter and
 // outputs with their transforms. It leaves out what never changes a byte (job, workers,
 // prefetch, progress, ring_depth), epochs (epoch e is the same whatever the count, so a
 // run may be extended and still resume), source lines, and the dataset pattern: the
@@ -25,7 +25,7 @@ func (c *Config) HashInput() []byte {
 	w("shuffle row_groups=%t window=%d", c.Shuffle.RowGroups, c.Shuffle.Window)
 	w("drop_last %t", c.DropLast)
 	w("ranks %d", c.Ranks)
-	w("node rank=%d count=%d", c.Node.Rank, c.Node.Count)
+	w("node count=%d", c.Node.Count) // not the rank: one saved state resumes every node
 	for _, p := range c.Filter {
 		w("filter %s", predicateText(&p))
 	}

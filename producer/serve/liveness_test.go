@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -76,5 +77,38 @@ func TestSeekAfterEndOfStream(t *testing.T) {
 	c.Close()
 	if err := <-done; err != nil {
 		t.Fatal(err)
+	}
+}
+
+// With --drain-timeout, a rank whose trainer leaves mid-stream, with none attaching
+// after it, stops serve with an error naming the rank, instead of waiting for ever.
+func TestTrainerLeavesMidStream(t *testing.T) {
+	cfg := testConfig(t)
+	cfg.Job = fmt.Sprintf("orph%d", time.Now().UnixNano()%1e9)
+	dir := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	done := make(chan error, 1)
+	start := time.Now()
+	go func() { _, err := Run(ctx, cfg, Options{Dir: dir, DrainTimeout: time.Second}); done <- err }()
+	go read(cfg.Job, 0, dir, [2]uint64{}) // rank 0 reads until serve stops
+	c, err := consumer.Attach(cfg.Job, 1, consumer.Options{Dir: dir, Timeout: 20 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		b, err := c.Next(20 * time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Release(b)
+	}
+	c.Close()
+	err = <-done
+	if err == nil || !strings.Contains(err.Error(), "rank 1") || !strings.Contains(err.Error(), "drain-timeout") {
+		t.Fatalf("serve returned %v, want an error naming rank 1 and --drain-timeout", err)
+	}
+	if d := time.Since(start); d > 15*time.Second {
+		t.Fatalf("serve took %v to give up", d)
 	}
 }

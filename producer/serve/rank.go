@@ -14,14 +14,19 @@ import (
 func (s *server) serveRank(ctx context.Context, r int, p *ring.Producer, attached func() (bool, error)) error {
 	epoch, step := s.opt.StartEpoch, s.opt.StartStep
 	var dataEnd uint64
+	var left time.Time // when the trainer was last seen gone, while the ring is full
 	for {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
 		slot, err := p.Acquire(100 * time.Millisecond)
 		if errors.Is(err, ring.ErrTimeout) {
+			if err := s.orphaned(r, p, attached, &left); err != nil {
+				return err
+			}
 			continue
 		}
+		left = time.Time{}
 		if err != nil {
 			return fmt.Errorf("rank %d: %w", r, err)
 		}
@@ -38,6 +43,7 @@ func (s *server) serveRank(ctx context.Context, r int, p *ring.Producer, attache
 			}
 			if !sought {
 				p.SetState(ring.StateFinished)
+				s.stats.rank(r).done.Store(true)
 				return nil
 			}
 			epoch, step = e, st // a trainer resuming near the end: serve on from there
@@ -133,4 +139,26 @@ func (s *server) drain(ctx context.Context, p *ring.Producer, dataEnd uint64, at
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// orphaned gives up on rank r when, with --drain-timeout set, the trainer that was
+// reading its ring has been gone that long and none has attached since. Without the
+// timeout a new trainer may attach (and seek) at any time.
+func (s *server) orphaned(r int, p *ring.Producer, attached func() (bool, error), left *time.Time) error {
+	if s.opt.DrainTimeout <= 0 || p.Released() == 0 {
+		return nil // no timeout, or no trainer has read from this ring yet
+	}
+	if on, err := attached(); err != nil || on {
+		*left = time.Time{}
+		return nil
+	}
+	if left.IsZero() {
+		*left = time.Now()
+		s.logf("rank %d: its trainer is gone; waiting up to %v (--drain-timeout) for another to attach", r, s.opt.DrainTimeout)
+	}
+	if time.Since(*left) > s.opt.DrainTimeout {
+		return fmt.Errorf("rank %d: its trainer left at step %d and none attached within %v (--drain-timeout)",
+			r, s.stats.rank(r).step.Load(), s.opt.DrainTimeout)
+	}
+	return nil
 }

@@ -84,13 +84,19 @@ func Run(ctx context.Context, cfg *config.Config, opt Options) ([]Result, error)
 		return nil, fmt.Errorf("%s: node %d of %d gets no batches: %d global batches per epoch",
 			cfg.Dataset, cfg.Node.Rank, cfg.Node.Count, s.plan.GlobalBatches())
 	}
+	if cfg.Epochs != 0 && opt.StartEpoch >= cfg.Epochs {
+		return nil, fmt.Errorf("start at epoch %d: the job has epochs 0..%d", opt.StartEpoch, cfg.Epochs-1)
+	}
+	if opt.StartStep >= s.plan.Steps(0) {
+		return nil, fmt.Errorf("start at step %d: an epoch has steps 0..%d per rank", opt.StartStep, s.plan.Steps(0)-1)
+	}
 	s.cache = newCache(s.src, s.queue, rows, cfg.Prefetch+2, largestWindow(rows, cfg.Shuffle.Window))
 	s.stats.ranks = make([]rankStats, cfg.Ranks)
 
 	specs := make([]ring.Spec, cfg.Ranks)
 	for r := range specs {
 		specs[r] = ring.Spec{Job: cfg.Job, Rank: r, Ranks: cfg.Ranks, SlotCount: cfg.RingDepth,
-			BatchCapacity: cfg.BatchSize, Tensors: s.src.tensors, ConfigHash: hash}
+			BatchCapacity: int(min(int64(cfg.BatchSize), s.plan.Rows())), Tensors: s.src.tensors, ConfigHash: hash}
 	}
 	job, prods, err := ring.CreateRings(opt.Dir, specs)
 	if err != nil {

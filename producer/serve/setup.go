@@ -90,8 +90,12 @@ func (s *server) summary(dir string, hash uint64, workers int, g *ring.Geometry)
 		s.logf("filter keeps %d rows in %d row groups", p.Rows(), p.RowGroups())
 	}
 	lo, hi := p.NodeBatches()
-	s.logf("epoch: %d global batches of %d rows; node %d/%d serves batches %d..%d, %d steps per rank; %d rows dropped (drop_last)",
-		p.GlobalBatches(), c.BatchSize, c.Node.Rank, c.Node.Count, lo, hi, p.Steps(0), p.DroppedRows())
+	dropped := "the last batch may be short (drop_last: false)"
+	if c.DropLast {
+		dropped = fmt.Sprintf("%d rows dropped (drop_last)", p.DroppedRows())
+	}
+	s.logf("epoch: %d global batches of %d rows; node %d/%d serves batches [%d, %d), %d steps per rank; %s",
+		p.GlobalBatches(), c.BatchSize, c.Node.Rank, c.Node.Count, lo, hi, p.Steps(0), dropped)
 	for _, t := range s.src.tensors {
 		s.logf("tensor %-12s %-8s %v", t.Name, t.DType, append([]int{c.BatchSize}, t.Shape...))
 	}
@@ -99,9 +103,16 @@ func (s *server) summary(dir string, hash uint64, workers int, g *ring.Geometry)
 	if c.Epochs == 0 {
 		epochs = "endless"
 	}
-	s.logf("job %q: %d rings × %d slots × %.1f MiB in %s, config %#x, %d workers, epochs %s, seed %d",
-		c.Job, c.Ranks, c.RingDepth, float64(g.SlotSize)/(1<<20), dir, hash, workers, epochs, c.Seed)
+	s.logf("job %q: %d rings × %d slots × %s in %s, config %#x, %d workers, epochs %s, seed %d",
+		c.Job, c.Ranks, c.RingDepth, sizeText(g.SlotSize), dir, hash, workers, epochs, c.Seed)
 	if s.opt.StartEpoch != 0 || s.opt.StartStep != 0 {
 		s.logf("starting every rank at epoch %d step %d", s.opt.StartEpoch, s.opt.StartStep)
 	}
+}
+
+func sizeText(n uint64) string {
+	if n < 1<<20 {
+		return fmt.Sprintf("%.0f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
 }

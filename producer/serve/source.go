@@ -54,7 +54,7 @@ func newSource(ds *dataset.Dataset, cfg *config.Config) (*source, error) {
 		}
 		out, err := transform.Compile(o, fields)
 		if err != nil {
-			return nil, err
+			return nil, inConfig(cfg, err)
 		}
 		s.outTen = append(s.outTen, len(s.tensors))
 		s.outputs = append(s.outputs, out)
@@ -67,7 +67,7 @@ func newSource(ds *dataset.Dataset, cfg *config.Config) (*source, error) {
 	}
 	flt, err := filter.Compile(cfg.Filter, fields)
 	if err != nil {
-		return nil, err
+		return nil, inConfig(cfg, err)
 	}
 	s.filter = flt
 	if flt != nil {
@@ -83,6 +83,14 @@ func newSource(ds *dataset.Dataset, cfg *config.Config) (*source, error) {
 		s.rowSize = append(s.rowSize, n)
 	}
 	return s, nil
+}
+
+// inConfig names the config file in an error that gives only its line.
+func inConfig(cfg *config.Config, err error) error {
+	if cfg.Source == "" {
+		return err
+	}
+	return fmt.Errorf("%s: %w", cfg.Source, err)
 }
 
 // filtering reports whether rows are filtered at all.

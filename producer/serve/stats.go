@@ -20,6 +20,7 @@ type rankStats struct {
 	rows, bytes, batches atomic.Int64
 	epoch, step          atomic.Uint64 // position of the last published batch
 	waitSamples, samples atomic.Int64  // consumer waiting for data, sampled
+	done                 atomic.Bool   // every batch served and read
 }
 
 func (s *stats) decoded(rows int64)    { s.decodedRows.Add(rows) }
@@ -80,8 +81,16 @@ func (s *server) reporter(prods []*ring.Producer, w io.Writer, period time.Durat
 			if n := st.samples.Swap(0); n > 0 {
 				wait = 100 * float64(st.waitSamples.Swap(0)) / float64(n)
 			}
-			fmt.Fprintf(&b, " | r%d e%d %d/%d ring %d/%d wait %.0f%%", r, st.epoch.Load(), st.step.Load(),
-				s.plan.Steps(r), p.Occupancy(), p.Geometry().SlotCount, wait)
+			switch {
+			case st.done.Load():
+				fmt.Fprintf(&b, " | r%d done", r)
+			case p.ConsumerPID() == 0:
+				fmt.Fprintf(&b, " | r%d e%d %d/%d ring %d/%d no trainer", r, st.epoch.Load(), st.step.Load(),
+					s.plan.Steps(r), p.Occupancy(), p.Geometry().SlotCount)
+			default:
+				fmt.Fprintf(&b, " | r%d e%d %d/%d ring %d/%d wait %.0f%%", r, st.epoch.Load(), st.step.Load(),
+					s.plan.Steps(r), p.Occupancy(), p.Geometry().SlotCount, wait)
+			}
 		}
 		dec := s.stats.decodedRows.Load()
 		fmt.Fprintf(w, "serve: %.0f rows/s %.1f MB/s decode %.0f rows/s%s\n",

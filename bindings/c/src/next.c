@@ -156,8 +156,10 @@ SHML_API int shml_seek(shml_consumer *c, uint64_t epoch, uint64_t step) {
   __atomic_store_n(&h->seek_step, step, __ATOMIC_SEQ_CST);   /* [SEEK] */
   __atomic_store_n(&h->seek_seq, s + 2, __ATOMIC_SEQ_CST); /* [SEEK] even: complete */
   c->gen = (s + 2) / 2;
-  /* The producer may be waiting on a full ring. After END_OF_STREAM nothing answers:
-   * c->eos stays set, seek_ack stays below c->gen, and next returns SHML_ESEEK. */
+  /* A producer may still answer after its END_OF_STREAM marker (PROTOCOL.md, "Seek"):
+   * wait for it. One that has finished leaves seek_ack below c->gen, and next returns
+   * SHML_ESEEK. The producer may be waiting on a full ring. */
+  c->eos = 0;
   __atomic_fetch_add(&h->tail_bell, 1, __ATOMIC_SEQ_CST);
   shml__futex_wake(&h->tail_bell);
   return SHML_OK;

@@ -10,10 +10,11 @@ DATA=${DEMO_DATA:-$REPO/build/demo-data}
 JOB=demo-$$
 RANKS=2
 
+# .complete marks a finished gen; without it, gen rewrites the dataset's *.parquet files
+# (and nothing else in the directory).
 if [ ! -f "$DATA/.complete" ]; then
   echo "== generating the demo dataset in $DATA (once)"
-  rm -rf "$DATA"
-  "$BIN" gen --out "$DATA"
+  "$BIN" gen --out "$DATA" --overwrite
   touch "$DATA/.complete"
 fi
 "$BIN" inspect "$DATA" | tail -n 4

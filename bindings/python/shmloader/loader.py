@@ -451,8 +451,10 @@ class Loader:
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
         """Seek to a position saved by :meth:`state_dict`.
 
-        Raises :class:`~shmloader.InvalidArgument` if it was saved for another rank or
-        for a producer with another config.
+        The state may come from any rank of the job (every rank is at the same step
+        when a data-parallel job checkpoints, and often only rank 0 saves). Raises
+        :class:`~shmloader.InvalidArgument` if it was saved for a producer with another
+        config or dataset.
         """
         try:
             epoch, step = int(state["epoch"]), int(state["step"])
@@ -462,12 +464,6 @@ class Loader:
                 job=self.job,
                 rank=self.rank,
             ) from exc
-        if "rank" in state and state["rank"] != self.rank:
-            raise InvalidArgument(
-                f"load_state_dict: state is for rank {state['rank']}",
-                job=self.job,
-                rank=self.rank,
-            )
         saved_hash = state.get("config_hash") or 0
         if saved_hash and self._info.config_hash and saved_hash != self._info.config_hash:
             raise InvalidArgument(

@@ -30,8 +30,9 @@ HASH_VECTORS = REPO / "producer" / "transform" / "testdata" / "hash_vectors.json
 
 SUMMARY_RE = re.compile(
     r"epoch: (?P<global>\d+) global batches of (?P<batch>\d+) rows; node (?P<node>\d+)/"
-    r"(?P<nodes>\d+) serves batches (?P<lo>\d+)\.\.(?P<hi>\d+), (?P<steps>\d+) steps per "
-    r"rank; (?P<dropped>\d+) rows dropped \(drop_last\)"
+    r"(?P<nodes>\d+) serves batches \[(?P<lo>\d+), (?P<hi>\d+)\), (?P<steps>\d+) steps per "
+    r"rank; (?:(?P<dropped>\d+) rows dropped \(drop_last\)|the last batch may be short "
+    r"\(drop_last: false\))"
 )
 RESULT_RE = re.compile(r"^rank=(\d+) batches=(\d+) rows=(\d+)$")
 PANIC_RE = re.compile(r"panic:|goroutine \d+|runtime error")
@@ -136,8 +137,8 @@ class Child:
 class Serve(Child):
     def summary(self) -> dict[str, int]:
         m = SUMMARY_RE.search(self.stderr)
-        assert m, f"no start-up summary with 'rows dropped (drop_last)' in\n{self.stderr}"
-        return {k: int(v) for k, v in m.groupdict().items()}
+        assert m, f"no start-up summary of the epoch in\n{self.stderr}"
+        return {k: int(v or 0) for k, v in m.groupdict().items()}
 
     def results(self) -> dict[int, tuple[int, int]]:
         """rank -> (batches, rows), from the `rank=R batches=N rows=M` lines."""

@@ -207,8 +207,10 @@ def test_state_dict_resume_gives_the_same_bytes(produce, attach):
     resumed.load_state_dict(state)
     assert record(resumed, 10) == original
 
-    with pytest.raises(shmloader.InvalidArgument, match="rank 1"):
-        resumed.load_state_dict({**state, "rank": 1})
+    # Another rank's state resumes this rank at the same step: with DDP often only
+    # rank 0 saves.
+    resumed.load_state_dict({**state, "rank": 1})
+    assert record(resumed, 10) == original
     with pytest.raises(shmloader.InvalidArgument):
         resumed.load_state_dict({"epoch": 1})
 
