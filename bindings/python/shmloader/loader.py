@@ -544,6 +544,14 @@ def attach(
     _check_timeout("batch_timeout", batch_timeout)
     lib = _lib.lib()
     where = _default_dir(dir)
+    if not os.path.isdir(where):
+        # A producer creates its segments in an existing directory: waiting cannot help.
+        raise InvalidArgument(
+            f"attach: segment directory {where!r} does not exist (the producer's --dir, "
+            f"$SHMLOADER_SHM_DIR, or /dev/shm)",
+            job=job,
+            rank=rank,
+        )
     c_dir = os.fsencode(dir) if dir is not None else None
     deadline = None if timeout is None else time.monotonic() + timeout
     handle = ctypes.c_void_p()

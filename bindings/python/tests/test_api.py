@@ -386,3 +386,10 @@ def test_a_library_of_another_abi_is_refused(library):
     )
     assert out.returncode == 0, out.stderr
     assert "ABI 1; this package speaks ABI 99" in out.stdout, out.stdout
+
+
+def test_attach_to_a_missing_directory_fails_at_once(job, library):
+    start = time.monotonic()
+    with pytest.raises(shmloader.InvalidArgument, match="does not exist"):
+        shmloader.attach(job, 0, timeout=10, dir="/nonexistent/shmloader-dir")
+    assert time.monotonic() - start < 1
