@@ -80,9 +80,9 @@ func Run(ctx context.Context, cfg *config.Config, opt Options) ([]Result, error)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", cfg.Dataset, err)
 	}
-	if s.plan.Steps(0) == 0 {
-		return nil, fmt.Errorf("%s: node %d of %d gets no batches: %d global batches per epoch",
-			cfg.Dataset, cfg.Node.Rank, cfg.Node.Count, s.plan.GlobalBatches())
+	if last := cfg.Ranks - 1; s.plan.Steps(last) == 0 {
+		return nil, fmt.Errorf("%s: rank %d of node %d gets no batches: %d global batches per epoch for %d ranks on %d nodes; "+
+			"lower batch_size or the number of ranks", cfg.Dataset, last, cfg.Node.Rank, s.plan.GlobalBatches(), cfg.Ranks, cfg.Node.Count)
 	}
 	if cfg.Epochs != 0 && opt.StartEpoch >= cfg.Epochs {
 		return nil, fmt.Errorf("start at epoch %d: the job has epochs 0..%d", opt.StartEpoch, cfg.Epochs-1)
