@@ -50,21 +50,30 @@ func evalBools(p *pred, keep []bool, a *array.Boolean) {
 
 // float tests x under IEEE rules: NaN fails all but != and not_in.
 func (p *pred) float(x float64) bool {
-	switch p.code {
-	case opEq:
-		return x == p.c
-	case opNe:
-		return x != p.c
-	case opLt:
-		return x < p.c
-	case opLe:
-		return x <= p.c
-	case opGt:
-		return x > p.c
-	case opGe:
-		return x >= p.c
+	if ok, set := compare(p.code, x, p.c); !set {
+		return ok
 	}
 	return inFloats(p.floats, x) != p.negate
+}
+
+// compare applies a comparison op to x and c; set is true for in and not_in, which
+// the caller answers from its sorted values.
+func compare[T float64 | string](code opCode, x, c T) (ok, set bool) {
+	switch code {
+	case opEq:
+		return x == c, false
+	case opNe:
+		return x != c, false
+	case opLt:
+		return x < c, false
+	case opLe:
+		return x <= c, false
+	case opGt:
+		return x > c, false
+	case opGe:
+		return x >= c, false
+	}
+	return false, true
 }
 
 func evalFloats[T float32 | float64](p *pred, keep []bool, vals []T) {
@@ -84,19 +93,8 @@ func (b largeBinValues) Value(i int) string { return b.ValueString(i) }
 
 // str compares bytewise.
 func (p *pred) str(s string) bool {
-	switch p.code {
-	case opEq:
-		return s == p.s
-	case opNe:
-		return s != p.s
-	case opLt:
-		return s < p.s
-	case opLe:
-		return s <= p.s
-	case opGt:
-		return s > p.s
-	case opGe:
-		return s >= p.s
+	if ok, set := compare(p.code, s, p.s); !set {
+		return ok
 	}
 	_, found := slices.BinarySearch(p.strs, s)
 	return found != p.negate

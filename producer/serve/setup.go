@@ -7,7 +7,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/shmloader/shmloader/producer/dataset"
 	"github.com/shmloader/shmloader/ring"
 )
 
@@ -43,24 +42,17 @@ func (s *server) keptRows(ctx context.Context, workers int) ([]int64, error) {
 	start := time.Now()
 	for w := range workers {
 		wg.Go(func() {
-			readers := map[*dataset.File]*dataset.Reader{}
-			defer func() {
-				for _, r := range readers {
-					r.Close()
-				}
-			}()
+			readers := newReaders(s.src.ds)
+			defer readers.close()
 			for errs[w] == nil && ctx.Err() == nil {
 				i := int(next.Add(1)) - 1
 				if i >= len(scan) {
 					return
 				}
 				rg := rgs[scan[i]]
-				r := readers[rg.File]
-				if r == nil {
-					if r, errs[w] = s.src.ds.OpenReader(rg.File); errs[w] != nil {
-						return
-					}
-					readers[rg.File] = r
+				r, err := readers.get(rg.File)
+				if errs[w] = err; err != nil {
+					return
 				}
 				rows[scan[i]], errs[w] = s.src.countKept(ctx, r, rg)
 				if w == 0 && time.Since(start) > 5*time.Second {

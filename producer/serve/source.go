@@ -3,7 +3,7 @@ package serve
 import (
 	"context"
 	"fmt"
-	"slices"
+	"hash/fnv"
 
 	"github.com/apache/arrow-go/v18/arrow"
 
@@ -190,9 +190,8 @@ func release(cols []*arrow.Chunked) {
 
 // configHash identifies everything that changes the bytes trainers receive.
 func configHash(cfg *config.Config, ds *dataset.Dataset) uint64 {
-	h := uint64(14695981039346656037)
-	for _, b := range slices.Concat(cfg.HashInput(), []byte(fmt.Sprint(ds.Fingerprint()))) {
-		h = (h ^ uint64(b)) * 1099511628211
-	}
-	return h
+	h := fnv.New64a()
+	h.Write(cfg.HashInput())
+	fmt.Fprint(h, ds.Fingerprint())
+	return h.Sum64()
 }

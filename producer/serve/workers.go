@@ -82,38 +82,56 @@ func (q *queue) stop() {
 	q.cond.Broadcast()
 }
 
-// worker decodes tasks until the queue stops. It keeps a few files open: row groups of
-// one window often share a file, and the next window's often do too.
+// worker decodes tasks until the queue stops.
 func (s *server) worker(ctx context.Context) {
-	readers := map[*dataset.File]*dataset.Reader{}
-	var order []*dataset.File
-	defer func() {
-		for _, r := range readers {
-			r.Close()
-		}
-	}()
+	readers := newReaders(s.src.ds)
+	defer readers.close()
 	for {
 		t, ok := s.queue.pop()
 		if !ok {
 			return
 		}
-		r := readers[t.rg.File]
-		var err error
-		if r == nil {
-			if r, err = s.src.ds.OpenReader(t.rg.File); err == nil {
-				if len(order) == 4 {
-					readers[order[0]].Close()
-					delete(readers, order[0])
-					order = order[1:]
-				}
-				readers[t.rg.File] = r
-				order = append(order, t.rg.File)
-			}
-		}
+		r, err := readers.get(t.rg.File)
 		if err == nil {
 			err = s.src.decode(ctx, r, t.rg, t.kept, t.w.bufs, t.first)
 		}
 		s.stats.decoded(t.kept)
 		t.w.done(err)
+	}
+}
+
+// readers keeps a few files open for one goroutine: row groups of one window often
+// share a file, and the next window's often do too.
+type readers struct {
+	ds    *dataset.Dataset
+	open  map[*dataset.File]*dataset.Reader
+	order []*dataset.File // oldest first
+}
+
+func newReaders(ds *dataset.Dataset) *readers {
+	return &readers{ds: ds, open: map[*dataset.File]*dataset.Reader{}}
+}
+
+func (rs *readers) get(f *dataset.File) (*dataset.Reader, error) {
+	if r := rs.open[f]; r != nil {
+		return r, nil
+	}
+	r, err := rs.ds.OpenReader(f)
+	if err != nil {
+		return nil, err
+	}
+	if len(rs.order) == 4 {
+		rs.open[rs.order[0]].Close()
+		delete(rs.open, rs.order[0])
+		rs.order = rs.order[1:]
+	}
+	rs.open[f] = r
+	rs.order = append(rs.order, f)
+	return r, nil
+}
+
+func (rs *readers) close() {
+	for _, r := range rs.open {
+		r.Close()
 	}
 }
