@@ -8,11 +8,13 @@ PY      := $(VENV)/bin/python
 GO      ?= go
 GOFLAGS_TEST ?= -race -count=1
 PYREQ   := bindings/python/requirements.txt
+BVENV   := $(CURDIR)/.venv-bench
+BPY     := $(BVENV)/bin/python
 
 export SHMLOADER_BIN := $(BUILD)/bin/shmloader
 export SHMLOADER_LIB := $(BUILD)/lib/libshmloader.so
 
-.PHONY: build go-build c-build venv demo test test-go test-c test-python bench bench-producer fuzz clean distclean
+.PHONY: build go-build c-build venv bench-venv demo test test-go test-c test-python bench bench-report bench-transport bench-producer fuzz clean distclean
 
 build: go-build c-build
 
@@ -49,7 +51,28 @@ test-c: go-build
 test-python: build venv
 	$(PY) -m pytest -q bindings/python/tests
 
-bench: build venv
+# The side-by-side benchmark (bench/peers/run.py): shmloader against Petastorm, the PyTorch
+# DataLoader, raw arrow-go decoding and memcpy on the same work, in its own pinned venv;
+# writes bench/results/peers.json, the plots in bench/plots and the table in RESULTS.md.
+# ROWS (dataset size, default 2000000), ROUNDS (3), STEP_MS (simulated step, 6), ONLY.
+bench: build bench-venv
+	$(GO) build -o $(BUILD)/bin/rawdecode ./bench/rawdecode
+	$(BPY) bench/peers/run.py $(if $(ROWS),--rows $(ROWS)) $(if $(ROUNDS),--rounds $(ROUNDS)) $(if $(STEP_MS),--step-ms $(STEP_MS))
+	$(BPY) bench/peers/report.py
+
+# Tables and plots again from the committed bench/results/peers.json, without running.
+bench-report: bench-venv
+	$(BPY) bench/peers/report.py
+
+bench-venv: $(BVENV)/.installed
+$(BVENV)/.installed: bench/requirements.txt bindings/python/pyproject.toml
+	python3 -m venv $(BVENV)
+	$(BPY) -m pip install --quiet --disable-pip-version-check -r bench/requirements.txt
+	$(BPY) -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e bindings/python
+	touch $@
+
+# Transport benchmarks: ring handoff, latency and throughput against memcpy.
+bench-transport: build venv
 	$(MAKE) -C bindings/c BUILD=$(BUILD) bench-bin
 	bash bench/transport.sh
 
@@ -70,4 +93,4 @@ clean:
 	rm -rf $(BUILD) bindings/python/shmloader/libshmloader.so
 
 distclean: clean
-	rm -rf $(VENV)
+	rm -rf $(VENV) $(BVENV)

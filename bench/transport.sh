@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Transport benchmarks (issue: shared-memory transport). Run through `make bench`, which
+# Transport benchmarks (issue: shared-memory transport). Run through `make bench-transport`, which
 # builds everything first. Prints every figure bench/RESULTS.md quotes, all from one run:
 #   1. in-process Go benchmarks: handoff, ring throughput, memcpy ceilings;
 #   2. cross-process handoff of empty batches to Go, C and Python consumers;

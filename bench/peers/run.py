@@ -1,0 +1,485 @@
+"""Side-by-side benchmark: shmloader against Petastorm, the PyTorch DataLoader and the
+physical ceilings, on the same work (bench/peers/work.py, bench/peers/bench.yaml).
+
+    make bench                       # builds, installs .venv-bench, runs this, then report.py
+    .venv-bench/bin/python bench/peers/run.py --rows 1000000 --rounds 3 --step-ms 6
+
+Each round runs every contender one after the other on the same dataset, in the same
+order: the ceilings (raw arrow-go decoding of the same columns by bench/rawdecode on 2
+goroutines, and a memcpy of the same tensor bytes), then shmloader serve, the PyTorch
+DataLoader, Petastorm cold (no cache), Petastorm filling its local-disk cache and
+Petastorm warm (reading that cache), each with 2 consumer processes (bench/peers/consume.py)
+that read every byte; then the same contenders again with a simulated step time per batch,
+for the data stall. Before the rounds, the DataLoader's num_workers and Petastorm's
+workers_count are tuned on this machine (each candidate run once, the fastest kept) unless
+given.
+
+Each run starts its consumer processes first and waits until their imports (numpy,
+pyarrow, torch) are done; then it starts the producer, if any, and lets the consumers
+start their loaders. That moment is the run's start. For every run it records: rows/s
+and MB/s of tensors over the epoch (from the start to the last batch), the time to the
+first batch (from the start to the moment every rank has one), CPU
+seconds of every process (getrusage via wait4: the producer, the consumers, the
+DataLoader workers), the peak RSS of every process (the kernel's high-water mark: wait4
+for the processes it starts, /proc VmHWM sampled for their children), the data stall %,
+and the consumers' checksums, which must agree across contenders (same rows, same bytes).
+
+Writes the records as JSON (--out, default bench/results/peers.json); report.py turns them
+into the RESULTS.md table and the plots.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+import work  # noqa: E402
+
+CONSUME = os.path.join(HERE, "consume.py")
+CONFIG = os.path.join(HERE, "bench.yaml")
+RANKS = 2
+RUN_TIMEOUT = 1800.0  # seconds for one run of one contender before it is killed
+
+
+def log(msg: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {msg}", flush=True)
+
+
+# ---------------------------------------------------------------------------------------
+# Processes: launch, sample peak RSS of their children, reap with rusage.
+
+
+def children(pid: int) -> list[int]:
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as f:
+            return [int(x) for x in f.read().split()]
+    except OSError:
+        return []
+
+
+def vm_hwm_kib(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+class Sampler(threading.Thread):
+    """Every 0.2 s, the VmHWM (peak RSS) of every descendant of the launched processes."""
+
+    def __init__(self, roots: list[int]) -> None:
+        super().__init__(daemon=True)
+        self.roots = roots
+        self.peak: dict[int, int] = {}  # descendant pid -> KiB
+        self.stop = threading.Event()
+
+    def run(self) -> None:
+        while not self.stop.is_set():
+            todo = [c for r in self.roots for c in children(r)]
+            while todo:
+                pid = todo.pop()
+                self.peak[pid] = max(self.peak.get(pid, 0), vm_hwm_kib(pid))
+                todo.extend(children(pid))
+            self.stop.wait(0.2)
+
+
+@dataclass
+class Proc:
+    role: str  # "producer" or "consumer"
+    cmd: list[str]
+    popen: subprocess.Popen[bytes] | None = None
+    out_path: str = ""
+    cpu: float = 0.0
+    rss_kib: int = 0
+    rc: int = 0
+    output: str = ""
+
+
+def run_procs(procs: list[Proc], logdir: str, name: str, env: dict[str, str] | None = None) -> tuple[float, dict[int, int]]:
+    """Starts the consumers, waits until every one has its imports done, then starts the
+    producers and tells the consumers to go: that moment is the run's t0. Waits for all,
+    filling in cpu/rss/rc/output. Returns t0 (time.monotonic) and the sampled peak RSS of
+    the processes' children."""
+    gate = os.path.join(logdir, name)
+
+    def start(p: Proc, i: int) -> None:
+        p.out_path = os.path.join(logdir, f"{name}-{i}.out")
+        cmd = [c.replace("{gate}", gate) for c in p.cmd]
+        with open(p.out_path, "wb") as out, open(p.out_path[:-4] + ".err", "wb") as err:
+            p.popen = subprocess.Popen(cmd, stdout=out, stderr=err, cwd=REPO, env=env)
+
+    consumers = [(i, p) for i, p in enumerate(procs) if p.role == "consumer"]
+    for i, p in consumers:
+        start(p, i)
+    deadline = time.monotonic() + 300
+    while not all(os.path.exists(f"{gate}.ready{k}") for k in range(len(consumers))):
+        if any(p.popen and p.popen.poll() is not None for _, p in consumers) or time.monotonic() > deadline:
+            raise RuntimeError(f"{name}: a consumer died or hung before its loader started; see {logdir}")
+        time.sleep(0.005)
+    t0 = time.monotonic()
+    for i, p in enumerate(procs):
+        if p.role != "consumer":
+            start(p, i)
+    with open(gate + ".go.tmp", "w") as f:
+        f.write(repr(t0))
+    os.rename(gate + ".go.tmp", gate + ".go")
+    sampler = Sampler([p.popen.pid for p in procs if p.popen])
+    sampler.start()
+    deadline = t0 + RUN_TIMEOUT
+    pending = {p.popen.pid: p for p in procs if p.popen}
+    try:
+        while pending:
+            pid, status, ru = os.wait4(-1, os.WNOHANG)
+            if pid == 0:
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"{name}: still running after {RUN_TIMEOUT:.0f} s")
+                time.sleep(0.02)
+                continue
+            p = pending.pop(pid, None)
+            if p is None:
+                continue
+            assert p.popen is not None
+            p.popen.returncode = p.rc = os.waitstatus_to_exitcode(status)
+            p.cpu = ru.ru_utime + ru.ru_stime
+            p.rss_kib = ru.ru_maxrss
+            with open(p.out_path) as f:
+                p.output = f.read()
+            if p.rc != 0:
+                raise RuntimeError(f"{name}: {' '.join(p.cmd[:4])} ... exited {p.rc}; see {p.out_path[:-4]}.err:\n"
+                                   + tail(p.out_path[:-4] + ".err"))
+    finally:
+        sampler.stop.set()
+        for p in pending.values():
+            assert p.popen is not None
+            p.popen.kill()
+            p.popen.wait()
+    return t0, sampler.peak
+
+
+def tail(path: str, n: int = 15) -> str:
+    with open(path, errors="replace") as f:
+        return "".join(f.readlines()[-n:])
+
+
+# ---------------------------------------------------------------------------------------
+# Contenders.
+
+
+@dataclass
+class Bench:
+    args: argparse.Namespace
+    dataset: str
+    logdir: str
+    shm_dir: str
+    python: str = sys.executable
+    records: list[dict[str, Any]] = field(default_factory=list)
+    reference: dict[str, Any] | None = None  # rows and sums of the first shmloader run
+    seq: int = 0
+
+    def consumer(self, loader: str, rank: int, step_ms: float, extra: list[str]) -> Proc:
+        cmd = [self.python, CONSUME, "--loader", loader, "--rank", str(rank), "--ranks", str(RANKS),
+               "--step-ms", str(step_ms), "--gate", "{gate}", "--seed", "1", *extra]
+        return Proc("consumer", cmd)
+
+    def run(self, contender: str, round_: int, step_ms: float, workers: int | None = None,
+            cache: str | None = None) -> dict[str, Any]:
+        self.seq += 1
+        name = f"{self.seq:03d}-{contender}"
+        procs: list[Proc] = []
+        if contender == "shmloader":
+            job = f"bench{os.getpid()}-{self.seq}"
+            procs.append(Proc("producer", [self.args.bin, "serve", "--config", CONFIG, "--dataset", self.dataset,
+                                           "--job", job, "--quiet", "--dir", self.shm_dir,
+                                           "--workers", str(os.cpu_count() or 1)]))
+            extra = ["--job", job]
+            env = dict(os.environ, SHMLOADER_SHM_DIR=self.shm_dir)
+        else:
+            loader = "petastorm" if contender.startswith("petastorm") else "torch"
+            extra = ["--dataset", self.dataset, "--workers", str(workers),
+                     "--row-group-rows", str(self.args.row_group_rows)]
+            if cache:
+                extra += ["--cache", cache]
+            env = None
+        procs += [self.consumer("shmloader" if contender == "shmloader" else loader, r, step_ms, extra)
+                  for r in range(RANKS)]
+        t0, sampled = run_procs(procs, self.logdir, name, env)
+        ranks = [json.loads(p.output.strip().splitlines()[-1]) for p in procs if p.role == "consumer"]
+        rec = summarize(contender, round_, step_ms, t0, procs, ranks, sampled, workers)
+        self.check(rec)
+        self.records.append(rec)
+        log(describe(rec))
+        return rec
+
+    def check(self, rec: dict[str, Any]) -> None:
+        """Every contender must deliver the rows and sums of the first shmloader run."""
+        got = {"rows": rec["rows"], "sums": rec["sums"]}
+        if self.reference is None:
+            self.reference = got
+            rec["checksum"] = "reference"
+            return
+        ref = self.reference
+        bad = []
+        if got["rows"] != ref["rows"]:
+            bad.append(f"rows {got['rows']} != {ref['rows']}")
+        for k, v in ref["sums"].items():
+            if got["sums"].get(k) != v:
+                bad.append(f"{k} sum {got['sums'].get(k)} != {v}")
+        rec["checksum"] = "ok" if not bad else "MISMATCH: " + "; ".join(bad)
+        if bad:
+            log(f"WARNING {rec['contender']}: delivered different data than shmloader: {rec['checksum']}")
+
+    def raw(self, round_: int) -> dict[str, Any]:
+        self.seq += 1
+        p = Proc("raw", [self.args.rawdecode, "--config", CONFIG, "--dataset", self.dataset,
+                              "--workers", str(os.cpu_count() or 1)])
+        run_procs([p], self.logdir, f"{self.seq:03d}-raw")
+        # "rawdecode: N rows, C columns, G row groups, W workers: S s, R rows/s, M MB/s of Arrow buffers"
+        words = p.output.replace(",", "").split()
+        secs = float(words[words.index("s") - 1])
+        rows = int(words[1])
+        rec = {"contender": "raw arrow-go decode", "round": round_, "step_ms": 0.0, "rows": rows,
+               "seconds": secs, "rows_per_s": rows / secs,
+               "mb_per_s": float(words[words.index("MB/s") - 1]), "ttfb": None, "stall_pct": None,
+               "cpu": {"producer": p.cpu}, "rss_kib": {"producer": p.rss_kib},
+               "cpu_per_mrow": p.cpu / rows * 1e6, "rss_total_kib": p.rss_kib}
+        self.records.append(rec)
+        log(describe(rec))
+        return rec
+
+    def memcpy(self, round_: int, rows: int, row_bytes: int) -> dict[str, Any]:
+        """A memcpy of the same tensor bytes, batch by batch, into 8 rotating buffers (a
+        ring's worth of destinations) on one core."""
+        n = work_batch = 1024
+        src = np.random.default_rng(0).integers(0, 255, work_batch * row_bytes, dtype=np.uint8)
+        dsts = [np.empty_like(src) for _ in range(8)]
+        for d in dsts:
+            np.copyto(d, src)
+        batches = -(-rows // n)
+        c0, t0 = time.process_time(), time.perf_counter()
+        for i in range(batches):
+            np.copyto(dsts[i % 8], src)
+        secs, cpu = time.perf_counter() - t0, time.process_time() - c0
+        rec = {"contender": "memcpy", "round": round_, "step_ms": 0.0, "rows": batches * n, "seconds": secs,
+               "rows_per_s": batches * n / secs, "mb_per_s": batches * src.nbytes / secs / 1e6,
+               "ttfb": None, "stall_pct": None, "cpu": {"producer": cpu}, "rss_kib": {},
+               "cpu_per_mrow": cpu / (batches * n) * 1e6, "rss_total_kib": None}
+        self.records.append(rec)
+        log(describe(rec))
+        return rec
+
+
+def summarize(contender: str, round_: int, step_ms: float, t0: float, procs: list[Proc],
+              ranks: list[dict[str, Any]], sampled: dict[int, int], workers: int | None) -> dict[str, Any]:
+    rows = sum(r["rows"] for r in ranks)
+    nbytes = sum(r["bytes"] for r in ranks)
+    first = min(r["first"] for r in ranks)
+    last = max(r["last"] for r in ranks)
+    secs = max(last - first, 1e-9)
+    producer = [p for p in procs if p.role == "producer"]
+    consumers = [p for p in procs if p.role == "consumer"]
+    consumer_pids = {r["pid"] for r in ranks}
+    worker_rss = [v for pid, v in sampled.items() if pid not in consumer_pids]
+    cpu = {
+        "producer": sum(p.cpu for p in producer),
+        # The consumers' CPU from the start of their loader: the interpreter and the
+        # imports (numpy, pyarrow, torch) cost the same whatever the loader.
+        "consumers": sum(r["cpu_self"] - r["cpu_ready"] for r in ranks),
+        "workers": sum(r["cpu_children"] for r in ranks),
+    }
+    rss = {
+        "producer": max((p.rss_kib for p in producer), default=0),
+        "consumer": max(r["rss_self_kib"] for r in ranks),
+        "consumer_ready": max(r["rss_ready_kib"] for r in ranks),
+        "worker": max(worker_rss, default=0),
+        "workers": len(worker_rss),
+    }
+    total_rss = sum(p.rss_kib for p in producer) + sum(r["rss_self_kib"] for r in ranks) + sum(worker_rss)
+    waited = sum(r["waited"] for r in ranks)
+    stepped = sum(r["stepped"] for r in ranks)
+    sums: dict[str, int] = {}
+    for r in ranks:
+        for k, v in r["sums"].items():
+            sums[k] = (sums.get(k, 0) + int(v)) % 2**64
+    return {
+        "contender": contender, "round": round_, "step_ms": step_ms, "workers": workers,
+        # The epoch's rate: from the start (imports done, loader starting) to the last batch.
+        "rows": rows, "bytes": nbytes, "seconds": last - t0,
+        "rows_per_s": rows / (last - t0), "mb_per_s": nbytes / (last - t0) / 1e6,
+        "steady_rows_per_s": rows / secs,  # from the first batch on
+        "ttfb": max(r["first"] for r in ranks) - t0,
+        "stall_pct": 100 * waited / (waited + stepped) if step_ms else None,
+        "cpu": cpu, "cpu_per_mrow": sum(cpu.values()) / rows * 1e6,
+        "rss_kib": rss, "rss_total_kib": total_rss, "sums": sums,
+        "consumers": len(consumers),
+    }
+
+
+def describe(rec: dict[str, Any]) -> str:
+    s = f"round {rec['round']} {rec['contender']:<20}"
+    if rec.get("workers"):
+        s += f" workers={rec['workers']}"
+    if rec["step_ms"]:
+        s += f" step {rec['step_ms']:g} ms: stall {rec['stall_pct']:.1f}%, {rec['rows_per_s']:,.0f} rows/s"
+    else:
+        s += f" {rec['rows_per_s']:,.0f} rows/s {rec['mb_per_s']:,.1f} MB/s"
+    if rec.get("ttfb") is not None:
+        s += f", first batch {rec['ttfb']:.2f} s"
+    s += f", {rec['cpu_per_mrow']:.2f} CPU s/1M rows"
+    if rec.get("rss_total_kib"):
+        s += f", peak RSS {rec['rss_total_kib'] / 1024:,.0f} MiB in all"
+    if rec.get("checksum") not in (None, "ok", "reference"):
+        s += f" [{rec['checksum']}]"
+    return s
+
+
+# ---------------------------------------------------------------------------------------
+
+
+def ensure_dataset(args: argparse.Namespace) -> str:
+    path = os.path.join(args.data_root, f"rows-{args.rows}")
+    if not os.path.exists(os.path.join(path, ".complete")):
+        files = max(1, round(args.rows / 125_000))
+        log(f"generating {args.rows:,} rows in {files} files into {path} (once)")
+        subprocess.run([args.bin, "gen", "--out", path, "--rows", str(args.rows), "--files", str(files),
+                        "--row-group-rows", str(args.row_group_rows), "--overwrite", "--quiet"], check=True)
+        open(os.path.join(path, ".complete"), "w").close()
+    return path
+
+
+def tune(bench: Bench, contender: str, candidates: list[int]) -> int:
+    best, best_rate = candidates[0], -1.0
+    for w in candidates:
+        rec = bench.run(contender, 0, 0.0, workers=w)
+        if rec["rows_per_s"] > best_rate:
+            best, best_rate = w, rec["rows_per_s"]
+    log(f"tuned {contender}: {best} workers per rank")
+    return best
+
+
+def machine() -> dict[str, Any]:
+    model = ""
+    try:
+        with open("/proc/cpuinfo") as f:
+            model = next((l.split(":", 1)[1].strip() for l in f if l.startswith("model name")), "")
+    except OSError:
+        pass
+    mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    import petastorm
+    import pyarrow
+    import torch
+
+    go = subprocess.run(["go", "env", "GOVERSION"], capture_output=True, text=True).stdout.strip()
+    return {"cpus": os.cpu_count(), "cpu_model": model, "memory_gib": round(mem / 2**30, 1),
+            "kernel": platform.release(), "python": platform.python_version(), "go": go,
+            "numpy": np.__version__, "pyarrow": pyarrow.__version__, "torch": torch.__version__,
+            "petastorm": petastorm.__version__}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rows", type=int, default=int(os.environ.get("ROWS", 2_000_000)),
+                    help="dataset rows (generated once under --data-root)")
+    ap.add_argument("--rounds", type=int, default=int(os.environ.get("ROUNDS", 3)))
+    ap.add_argument("--step-ms", type=float, default=float(os.environ.get("STEP_MS", 6)),
+                    help="simulated step time per batch for the data-stall runs")
+    ap.add_argument("--torch-workers", default=os.environ.get("TORCH_WORKERS", "auto"),
+                    help="DataLoader num_workers per rank, or auto: the fastest of 1..4")
+    ap.add_argument("--petastorm-workers", default=os.environ.get("PETASTORM_WORKERS", "auto"),
+                    help="Petastorm workers_count per rank, or auto: the fastest of 1, 2, 4, 8")
+    ap.add_argument("--only", default=os.environ.get("ONLY", ""),
+                    help="comma-separated subset: raw,memcpy,shmloader,torch,petastorm,petastorm-warm")
+    ap.add_argument("--row-group-rows", type=int, default=16384)
+    ap.add_argument("--data-root", default=os.path.join(REPO, "build", "bench-data"))
+    ap.add_argument("--bin", default=os.environ.get("SHMLOADER_BIN", os.path.join(REPO, "build", "bin", "shmloader")))
+    ap.add_argument("--rawdecode", default=os.path.join(REPO, "build", "bin", "rawdecode"))
+    ap.add_argument("--out", default=os.path.join(REPO, "bench", "results", "peers.json"))
+    args = ap.parse_args()
+    if args.rows < RANKS * 1024 or args.rounds < 1 or args.step_ms <= 0:
+        ap.error("--rows must be at least 2048, --rounds at least 1 and --step-ms above 0")
+    want = set(filter(None, args.only.split(","))) or {"raw", "memcpy", "shmloader", "torch", "petastorm", "petastorm-warm"}
+
+    log(f"hash_bucket in numpy checked against {work.check_hash_vectors()} vectors of producer/transform/testdata")
+    dataset = ensure_dataset(args)
+    logdir = tempfile.mkdtemp(prefix="shmloader-bench-")
+    shm_dir = tempfile.mkdtemp(prefix="shmloader-bench-", dir="/dev/shm")
+    cache_root = tempfile.mkdtemp(prefix="petastorm-cache-", dir=os.path.join(REPO, "build"))
+    bench = Bench(args, dataset, logdir, shm_dir)
+    started = time.monotonic()
+    try:
+        # Every contender reads the files from the page cache: one untimed pass first.
+        subprocess.run([args.rawdecode, "--config", CONFIG, "--dataset", dataset], check=True,
+                       stdout=subprocess.DEVNULL)
+        if "shmloader" in want:  # the checksum reference, untimed
+            bench.run("shmloader", 0, 0.0)
+        tw = pw = 0
+        if "torch" in want:
+            tw = tune(bench, "torch", [1, 2, 3, 4]) if args.torch_workers == "auto" else int(args.torch_workers)
+        if want & {"petastorm", "petastorm-warm"}:
+            pw = tune(bench, "petastorm", [1, 2, 4, 8]) if args.petastorm_workers == "auto" else int(args.petastorm_workers)
+        tuning = list(bench.records)
+        bench.records.clear()
+        for rnd in range(1, args.rounds + 1):
+            log(f"== round {rnd} of {args.rounds}")
+            row_bytes = 0
+            if "raw" in want:
+                bench.raw(rnd)
+            cache = tempfile.mkdtemp(dir=cache_root)  # Petastorm's, filled once per round
+            for step in (0.0, args.step_ms):
+                if "shmloader" in want:
+                    rec = bench.run("shmloader", rnd, step)
+                    row_bytes = rec["bytes"] // rec["rows"]
+                if "torch" in want:
+                    bench.run("torch", rnd, step, workers=tw)
+                if "petastorm" in want:
+                    bench.run("petastorm", rnd, step, workers=pw)
+                if "petastorm-warm" in want:
+                    if not step:
+                        bench.run("petastorm fill", rnd, step, workers=pw, cache=cache)
+                    bench.run("petastorm warm", rnd, step, workers=pw, cache=cache)
+            shutil.rmtree(cache, ignore_errors=True)
+            if "memcpy" in want:
+                bench.memcpy(rnd, args.rows, row_bytes or 652)
+    finally:
+        shutil.rmtree(shm_dir, ignore_errors=True)
+        shutil.rmtree(cache_root, ignore_errors=True)
+    result = {
+        "command": "make bench ROWS=%d ROUNDS=%d STEP_MS=%g" % (args.rows, args.rounds, args.step_ms),
+        "date": time.strftime("%Y-%m-%d"), "rows": args.rows, "rounds": args.rounds, "step_ms": args.step_ms,
+        "torch_workers": tw, "petastorm_workers": pw, "machine": machine(),
+        "minutes": round((time.monotonic() - started) / 60, 1),
+        "dataset": {"path": os.path.relpath(dataset, REPO), "bytes": sum(
+            os.path.getsize(os.path.join(dataset, f)) for f in os.listdir(dataset) if f.endswith(".parquet"))},
+        "tuning": tuning, "records": bench.records,
+    }
+    os.makedirs(os.path.dirname(args.out), exist_ok=True)
+    with open(args.out, "w") as f:
+        json.dump(result, f, indent=1)
+    log(f"wrote {args.out} ({result['minutes']} min); logs in {logdir}")
+    bad = [r for r in bench.records if str(r.get("checksum", "ok")).startswith("MISMATCH")]
+    for r in bad:
+        log(f"checksum mismatch: round {r['round']} {r['contender']}: {r['checksum']}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
