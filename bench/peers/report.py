@@ -18,10 +18,12 @@ from typing import Any
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
+CEILINGS = ("raw arrow-go decode", "raw pyarrow decode", "memcpy")
 BEGIN, END = "<!-- peers:begin -->", "<!-- peers:end -->"
 
 # Table order; ceilings last.
-ORDER = ["shmloader", "torch", "petastorm", "petastorm fill", "petastorm warm", "raw arrow-go decode", "memcpy"]
+ORDER = ["shmloader", "torch", "petastorm", "petastorm fill", "petastorm warm", "raw arrow-go decode",
+         "raw pyarrow decode", "memcpy"]
 LABEL = {
     "shmloader": "shmloader serve (cold)",
     "torch": "PyTorch DataLoader",
@@ -29,12 +31,14 @@ LABEL = {
     "petastorm fill": "Petastorm, filling its cache",
     "petastorm warm": "Petastorm (warm cache)",
     "raw arrow-go decode": "ceiling: raw arrow-go decode",
+    "raw pyarrow decode": "reference: raw pyarrow decode (the DataLoader's decoder)",
     "memcpy": "ceiling: memcpy",
 }
 SHORT = {
     "shmloader": "shmloader", "torch": "DataLoader", "petastorm": "Petastorm\ncold",
     "petastorm fill": "Petastorm\nfill", "petastorm warm": "Petastorm\nwarm",
-    "raw arrow-go decode": "raw decode\n(ceiling)", "memcpy": "memcpy\n(ceiling)",
+    "raw arrow-go decode": "arrow-go\ndecode", "raw pyarrow decode": "pyarrow\ndecode",
+    "memcpy": "memcpy",
 }
 
 
@@ -128,6 +132,9 @@ def markdown(res: dict[str, Any]) -> str:
          "; shmloader **cold** against Petastorm warm: shmloader's cache is not built yet")
     goal("shmloader / PyTorch DataLoader", "shmloader", "torch", 3)
     goal("shmloader / raw arrow-go decode, cold epoch", "shmloader", "raw arrow-go decode", 0.7)
+    xs = ratios(recs, "raw arrow-go decode", "raw pyarrow decode")
+    if xs:
+        out.append(f"| arrow-go decode / pyarrow decode, same columns (for the cause) | {fmt(xs, '{:.2f}', '×')} | |")
     xs = ratios(recs, "shmloader", "memcpy")
     if xs:
         out.append(f"| shmloader / memcpy of the same bytes (for scale) | {fmt(xs, '{:.3f}', '×')} | |")
@@ -163,6 +170,13 @@ def markdown(res: dict[str, Any]) -> str:
             f"| {fmt(st, '{:.0f}', ' %')} | {check} |"
         )
     out += notes
+    fails: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for f in res.get("failures", []):
+        fails[f["contender"]].append(f)
+    for c, fs in fails.items():
+        runs = len(thr.get(c, [])) + len(stall.get(c, [])) + len(fs)
+        out.append(f"- **{LABEL.get(c, c)} delivered wrong data in {len(fs)} of {runs} runs** (each such run "
+                   f"was recorded and run again): {fs[0]['what'].split(': ', 1)[1].split(' (see')[0]}.")
     if res.get("tuning"):
         out += ["", "Tuning (one run each, before the rounds; the fastest is used):", ""]
         by: dict[str, list[str]] = defaultdict(list)
@@ -185,9 +199,9 @@ def plots(res: dict[str, Any], outdir: str) -> None:
     os.makedirs(outdir, exist_ok=True)
     thr, stall = group(res["records"], False), group(res["records"], True)
     names = [c for c in ORDER if c in thr]
-    colors = ["#1f77b4" if c == "shmloader" else "#999999" if c in ("raw arrow-go decode", "memcpy") else "#ff7f0e"
+    colors = ["#1f77b4" if c == "shmloader" else "#999999" if c in CEILINGS else "#ff7f0e"
               for c in names]
-    sub = f"{res['rows']:,} rows, {res['machine']['cpus']} vCPUs, median of {res['rounds']} rounds (bars: min–max)"
+    sub = f"{res['rows']:,} rows, {res['machine']['cpus']} vCPUs, median of {res['rounds']} round(s) (bars: min–max)"
 
     def bars(ax: Any, cs: list[str], vals: list[list[float]], cols: list[str], ylabel: str, log: bool = False) -> None:
         ms = [statistics.median(v) for v in vals]
@@ -220,11 +234,11 @@ def plots(res: dict[str, Any], outdir: str) -> None:
     fig.savefig(os.path.join(outdir, "cost.png"), dpi=110)
     plt.close(fig)
 
-    fed = [c for c in names if c not in ("memcpy", "raw arrow-go decode")]
+    fed = [c for c in names if c not in CEILINGS]
     fcolors = [colors[names.index(c)] for c in fed]
     fig, (a1, a2) = plt.subplots(1, 2, figsize=(12, 4.5))
     bars(a1, fed, [[r["ttfb"] for r in thr[c]] for c in fed], fcolors, "seconds")
-    a1.set_title("Time to first batch (launch to every rank fed)", fontsize=10)
+    a1.set_title("Time to first batch (start to every rank fed)", fontsize=10)
     sc = [c for c in fed if c in stall]
     bars(a2, sc, [[r["stall_pct"] for r in stall[c]] for c in sc], [colors[names.index(c)] for c in sc], "% of the time")
     a2.set_title(f"Data stall with a {res['step_ms']:g} ms step per batch", fontsize=10)

@@ -6,7 +6,8 @@ physical ceilings, on the same work (bench/peers/work.py, bench/peers/bench.yaml
 
 Each round runs every contender one after the other on the same dataset, in the same
 order: the ceilings (raw arrow-go decoding of the same columns by bench/rawdecode on 2
-goroutines, and a memcpy of the same tensor bytes), then shmloader serve, the PyTorch
+goroutines, pyarrow's decoding of the same columns on 2 threads for reference, and a
+memcpy of the same tensor bytes), then shmloader serve, the PyTorch
 DataLoader, Petastorm cold (no cache), Petastorm filling its local-disk cache and
 Petastorm warm (reading that cache), each with 2 consumer processes (bench/peers/consume.py)
 that read every byte; then the same contenders again with a simulated step time per batch,
@@ -185,6 +186,10 @@ def tail(path: str, n: int = 15) -> str:
 # Contenders.
 
 
+class WrongData(Exception):
+    """A contender delivered other rows or bytes than shmloader's reference run."""
+
+
 @dataclass
 class Bench:
     args: argparse.Namespace
@@ -193,6 +198,7 @@ class Bench:
     shm_dir: str
     python: str = sys.executable
     records: list[dict[str, Any]] = field(default_factory=list)
+    failures: list[dict[str, Any]] = field(default_factory=list)  # runs that delivered wrong data
     reference: dict[str, Any] | None = None  # rows and sums of the first shmloader run
     seq: int = 0
 
@@ -203,6 +209,24 @@ class Bench:
 
     def run(self, contender: str, round_: int, step_ms: float, workers: int | None = None,
             cache: str | None = None) -> dict[str, Any]:
+        """One run; a run that delivers wrong data (a rank with no batch, other rows or
+        other bytes than shmloader's) is recorded in self.failures and run again, up to
+        3 times in all."""
+        for attempt in range(3):
+            try:
+                rec = self._run(contender, round_, step_ms, workers, cache)
+            except WrongData as exc:
+                self.failures.append({"contender": contender, "round": round_, "step_ms": step_ms,
+                                      "what": str(exc)})
+                log(f"WARNING {exc}; running it again")
+                continue
+            self.records.append(rec)
+            log(describe(rec))
+            return rec
+        raise RuntimeError(f"{contender}: wrong data in 3 runs in a row; see {self.logdir}")
+
+    def _run(self, contender: str, round_: int, step_ms: float, workers: int | None,
+             cache: str | None) -> dict[str, Any]:
         self.seq += 1
         name = f"{self.seq:03d}-{contender}"
         procs: list[Proc] = []
@@ -224,10 +248,12 @@ class Bench:
                   for r in range(RANKS)]
         t0, sampled = run_procs(procs, self.logdir, name, env)
         ranks = [json.loads(p.output.strip().splitlines()[-1]) for p in procs if p.role == "consumer"]
+        for r, p in zip(ranks, (p for p in procs if p.role == "consumer")):
+            if not r["batches"]:
+                raise WrongData(f"{name}: rank {r['rank']} got no batch and its loader ended without "
+                                f"an error (see {p.out_path[:-4]}.err)")
         rec = summarize(contender, round_, step_ms, t0, procs, ranks, sampled, workers)
         self.check(rec)
-        self.records.append(rec)
-        log(describe(rec))
         return rec
 
     def check(self, rec: dict[str, Any]) -> None:
@@ -244,20 +270,27 @@ class Bench:
         for k, v in ref["sums"].items():
             if got["sums"].get(k) != v:
                 bad.append(f"{k} sum {got['sums'].get(k)} != {v}")
-        rec["checksum"] = "ok" if not bad else "MISMATCH: " + "; ".join(bad)
         if bad:
-            log(f"WARNING {rec['contender']}: delivered different data than shmloader: {rec['checksum']}")
+            raise WrongData(f"{rec['contender']}: delivered other data than shmloader: " + "; ".join(bad))
+        rec["checksum"] = "ok"
 
-    def raw(self, round_: int) -> dict[str, Any]:
+    def raw(self, round_: int, contender: str = "raw arrow-go decode") -> dict[str, Any]:
+        """A decode ceiling: bench/rawdecode (arrow-go), or pyarrow_decode.py (pyarrow, the
+        DataLoader's decoder), reading the same columns of every row group on one worker
+        per core."""
         self.seq += 1
-        p = Proc("raw", [self.args.rawdecode, "--config", CONFIG, "--dataset", self.dataset,
-                              "--workers", str(os.cpu_count() or 1)])
+        workers = str(os.cpu_count() or 1)
+        if contender == "raw arrow-go decode":
+            cmd = [self.args.rawdecode, "--config", CONFIG, "--dataset", self.dataset, "--workers", workers]
+        else:
+            cmd = [self.python, os.path.join(HERE, "pyarrow_decode.py"), self.dataset, "--workers", workers]
+        p = Proc("raw", cmd)
         run_procs([p], self.logdir, f"{self.seq:03d}-raw")
-        # "rawdecode: N rows, C columns, G row groups, W workers: S s, R rows/s, M MB/s of Arrow buffers"
-        words = p.output.replace(",", "").split()
+        # "NAME: N rows, C columns, G row groups, W workers: S s, R rows/s, M MB/s of Arrow buffers"
+        words = p.output.strip().splitlines()[-1].replace(",", "").split()
         secs = float(words[words.index("s") - 1])
         rows = int(words[1])
-        rec = {"contender": "raw arrow-go decode", "round": round_, "step_ms": 0.0, "rows": rows,
+        rec = {"contender": contender, "round": round_, "step_ms": 0.0, "rows": rows,
                "seconds": secs, "rows_per_s": rows / secs,
                "mb_per_s": float(words[words.index("MB/s") - 1]), "ttfb": None, "stall_pct": None,
                "cpu": {"producer": p.cpu}, "rss_kib": {"producer": p.rss_kib},
@@ -443,6 +476,7 @@ def main() -> int:
             row_bytes = 0
             if "raw" in want:
                 bench.raw(rnd)
+                bench.raw(rnd, "raw pyarrow decode")
             cache = tempfile.mkdtemp(dir=cache_root)  # Petastorm's, filled once per round
             for step in (0.0, args.step_ms):
                 if "shmloader" in want:
@@ -469,15 +503,14 @@ def main() -> int:
         "minutes": round((time.monotonic() - started) / 60, 1),
         "dataset": {"path": os.path.relpath(dataset, REPO), "bytes": sum(
             os.path.getsize(os.path.join(dataset, f)) for f in os.listdir(dataset) if f.endswith(".parquet"))},
-        "tuning": tuning, "records": bench.records,
+        "tuning": tuning, "records": bench.records, "failures": bench.failures,
     }
     os.makedirs(os.path.dirname(args.out), exist_ok=True)
     with open(args.out, "w") as f:
         json.dump(result, f, indent=1)
     log(f"wrote {args.out} ({result['minutes']} min); logs in {logdir}")
-    bad = [r for r in bench.records if str(r.get("checksum", "ok")).startswith("MISMATCH")]
-    for r in bad:
-        log(f"checksum mismatch: round {r['round']} {r['contender']}: {r['checksum']}")
+    for f in bench.failures:
+        log(f"wrong data (run again): round {f['round']} {f['what']}")
     return 0
 
 
