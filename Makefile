@@ -66,6 +66,7 @@ bench-report: bench-venv
 
 bench-venv: $(BVENV)/.installed
 $(BVENV)/.installed: bench/requirements.txt bindings/python/pyproject.toml
+	@python3 -c 'import sys; sys.exit(0 if (3, 9) <= sys.version_info[:2] <= (3, 12) else "make bench: the pinned peers (pyarrow 14, numpy 1.26) need CPython 3.9 to 3.12; python3 is " + sys.version.split()[0])'
 	python3 -m venv $(BVENV)
 	$(BPY) -m pip install --quiet --disable-pip-version-check -r bench/requirements.txt
 	$(BPY) -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e bindings/python

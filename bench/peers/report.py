@@ -85,7 +85,7 @@ def rss_cell(rs: list[dict[str, Any]]) -> str:
     if n:
         parts.append(f"{n} × worker ≤ {statistics.median(work):,.0f}")
     total = [r["rss_total_kib"] / 1024 for r in rs if r.get("rss_total_kib")]
-    return (", ".join(parts) + f"; **{statistics.median(total):,.0f}** in all") if total else "–"
+    return (", ".join(parts) + f"; **{statistics.median(total):,.0f}** in all (PSS)") if total else "–"
 
 
 def cpu_cell(rs: list[dict[str, Any]]) -> str:
@@ -120,16 +120,18 @@ def markdown(res: dict[str, Any]) -> str:
     out += ["", "Goals (each ratio taken within a round):", "",
             "| goal | measured | |", "|---|---|---|"]
 
-    def goal(text: str, a: str, b: str, target: float, note: str = "") -> None:
+    def goal(text: str, a: str, b: str, target: float, note: str = "", verdict: str = "") -> None:
         xs = ratios(recs, a, b)
         if not xs:
             return
         ok = statistics.median(xs) >= target
-        out.append(f"| {text} ≥ {target:g}× | **{fmt(xs, '{:.2f}', '×')}** | {'met' if ok else '**missed**'}{note} |")
+        verdict = verdict or ("met" if ok else "**missed**")
+        out.append(f"| {text} ≥ {target:g}× | **{fmt(xs, '{:.2f}', '×')}** | {verdict}{note} |")
 
     goal("shmloader / Petastorm, cold epoch", "shmloader", "petastorm", 3)
     goal("shmloader / Petastorm, warm epoch", "shmloader", "petastorm warm", 10,
-         "; shmloader **cold** against Petastorm warm: shmloader's cache is not built yet")
+         ": this is shmloader **cold** against Petastorm warm; shmloader has no cache yet",
+         verdict="not measured yet")
     goal("shmloader / PyTorch DataLoader", "shmloader", "torch", 3)
     goal("shmloader / raw arrow-go decode, cold epoch", "shmloader", "raw arrow-go decode", 0.7)
     xs = ratios(recs, "raw arrow-go decode", "raw pyarrow decode")
@@ -151,8 +153,11 @@ def markdown(res: dict[str, Any]) -> str:
         "from there until every rank holds a batch.",
         "- CPU counts every process of the contender from that start: serve, the DataLoader workers, "
         "and the consumer processes (Petastorm's reader threads run inside them).",
-        "- Peak RSS is each process's high-water mark; shmloader's consumers count the ring slots "
-        "they map (shared with serve), the DataLoader's workers count pages shared with their parent.",
+        "- Peak RSS is each process's high-water mark (the largest of each role is shown; "
+        "bench/results/peers.json has every process's). A page shared by several processes "
+        "counts in each: the ring slots shmloader's consumers map, the pages a DataLoader worker "
+        "shares with the trainer it was forked from. *In all* is the run's memory with every "
+        "page counted once: the largest sum of the processes' PSS, sampled every 0.2 s.",
         "- Checksum: rows and the bit sums of every tensor, against shmloader's (bench/peers/work.py).",
     ]
     for c in ORDER:
@@ -181,7 +186,7 @@ def markdown(res: dict[str, Any]) -> str:
         out += ["", "Tuning (one run each, before the rounds; the fastest is used):", ""]
         by: dict[str, list[str]] = defaultdict(list)
         for r in res["tuning"]:
-            if r.get("workers"):
+            if r.get("workers") is not None:
                 by[r["contender"]].append(f"{r['workers']}: {r['rows_per_s']:,.0f}")
         for c, cells in by.items():
             out.append(f"- {LABEL[c]}, rows/s by workers per rank: {'; '.join(cells)}")
@@ -228,7 +233,7 @@ def plots(res: dict[str, Any], outdir: str) -> None:
     bars(a1, loaders, [[r["cpu_per_mrow"] for r in thr[c]] for c in loaders], lcolors, "CPU seconds per 1M rows")
     a1.set_title("CPU, all processes (producer, workers, consumers)", fontsize=10)
     bars(a2, loaders, [[r["rss_total_kib"] / 1024 for r in thr[c]] for c in loaders], lcolors, "MiB")
-    a2.set_title("Peak RSS, summed over every process", fontsize=10)
+    a2.set_title("Memory of the run: largest sum of every process's PSS", fontsize=10)
     fig.suptitle(sub, fontsize=9)
     fig.tight_layout()
     fig.savefig(os.path.join(outdir, "cost.png"), dpi=110)

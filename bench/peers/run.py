@@ -85,28 +85,45 @@ def vm_hwm_kib(pid: int) -> int:
     return 0
 
 
+def pss_kib(pid: int) -> int:
+    """Proportional set size: a page shared by n processes counts 1/n in each."""
+    try:
+        with open(f"/proc/{pid}/smaps_rollup") as f:
+            for line in f:
+                if line.startswith("Pss:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
 class Sampler(threading.Thread):
-    """Every 0.2 s, the VmHWM (peak RSS) of every descendant of the launched processes."""
+    """Every 0.2 s: the VmHWM (peak RSS) of every descendant of the launched processes,
+    and the sum of the PSS of all of them (the run's memory, shared pages counted once)."""
 
     def __init__(self, roots: list[int]) -> None:
         super().__init__(daemon=True)
         self.roots = roots
         self.peak: dict[int, int] = {}  # descendant pid -> KiB
+        self.pss_total = 0  # KiB, the largest sum seen
         self.stop = threading.Event()
 
     def run(self) -> None:
         while not self.stop.is_set():
+            total = sum(pss_kib(r) for r in self.roots)
             todo = [c for r in self.roots for c in children(r)]
             while todo:
                 pid = todo.pop()
                 self.peak[pid] = max(self.peak.get(pid, 0), vm_hwm_kib(pid))
+                total += pss_kib(pid)
                 todo.extend(children(pid))
+            self.pss_total = max(self.pss_total, total)
             self.stop.wait(0.2)
 
 
 @dataclass
 class Proc:
-    role: str  # "producer" or "consumer"
+    role: str  # "producer", "consumer" or "raw"
     cmd: list[str]
     popen: subprocess.Popen[bytes] | None = None
     out_path: str = ""
@@ -116,11 +133,11 @@ class Proc:
     output: str = ""
 
 
-def run_procs(procs: list[Proc], logdir: str, name: str, env: dict[str, str] | None = None) -> tuple[float, dict[int, int]]:
+def run_procs(procs: list[Proc], logdir: str, name: str, env: dict[str, str] | None = None) -> tuple[float, Sampler]:
     """Starts the consumers, waits until every one has its imports done, then starts the
     producers and tells the consumers to go: that moment is the run's t0. Waits for all,
-    filling in cpu/rss/rc/output. Returns t0 (time.monotonic) and the sampled peak RSS of
-    the processes' children."""
+    filling in cpu/rss/rc/output; kills whatever still runs if anything fails. Returns t0
+    (time.monotonic) and the sampler (peak RSS of the processes' children, total PSS)."""
     gate = os.path.join(logdir, name)
 
     def start(p: Proc, i: int) -> None:
@@ -129,26 +146,31 @@ def run_procs(procs: list[Proc], logdir: str, name: str, env: dict[str, str] | N
         with open(p.out_path, "wb") as out, open(p.out_path[:-4] + ".err", "wb") as err:
             p.popen = subprocess.Popen(cmd, stdout=out, stderr=err, cwd=REPO, env=env)
 
-    consumers = [(i, p) for i, p in enumerate(procs) if p.role == "consumer"]
-    for i, p in consumers:
-        start(p, i)
-    deadline = time.monotonic() + 300
-    while not all(os.path.exists(f"{gate}.ready{k}") for k in range(len(consumers))):
-        if any(p.popen and p.popen.poll() is not None for _, p in consumers) or time.monotonic() > deadline:
-            raise RuntimeError(f"{name}: a consumer died or hung before its loader started; see {logdir}")
-        time.sleep(0.005)
-    t0 = time.monotonic()
-    for i, p in enumerate(procs):
-        if p.role != "consumer":
-            start(p, i)
-    with open(gate + ".go.tmp", "w") as f:
-        f.write(repr(t0))
-    os.rename(gate + ".go.tmp", gate + ".go")
-    sampler = Sampler([p.popen.pid for p in procs if p.popen])
-    sampler.start()
-    deadline = t0 + RUN_TIMEOUT
-    pending = {p.popen.pid: p for p in procs if p.popen}
+    sampler: Sampler | None = None
+    pending: dict[int, Proc] = {}
     try:
+        consumers = [(i, p) for i, p in enumerate(procs) if p.role == "consumer"]
+        for i, p in consumers:
+            start(p, i)
+            assert p.popen is not None
+            pending[p.popen.pid] = p
+        deadline = time.monotonic() + 300
+        while not all(os.path.exists(f"{gate}.ready{k}") for k in range(len(consumers))):
+            if any(p.popen and p.popen.poll() is not None for _, p in consumers) or time.monotonic() > deadline:
+                raise RuntimeError(f"{name}: a consumer died or hung before its loader started; see {logdir}")
+            time.sleep(0.005)
+        t0 = time.monotonic()
+        for i, p in enumerate(procs):
+            if p.role != "consumer":
+                start(p, i)
+                assert p.popen is not None
+                pending[p.popen.pid] = p
+        with open(gate + ".go.tmp", "w") as f:
+            f.write(repr(t0))
+        os.rename(gate + ".go.tmp", gate + ".go")
+        sampler = Sampler([p.popen.pid for p in procs if p.popen])
+        sampler.start()
+        deadline = t0 + RUN_TIMEOUT
         while pending:
             pid, status, ru = os.wait4(-1, os.WNOHANG)
             if pid == 0:
@@ -169,12 +191,14 @@ def run_procs(procs: list[Proc], logdir: str, name: str, env: dict[str, str] | N
                 raise RuntimeError(f"{name}: {' '.join(p.cmd[:4])} ... exited {p.rc}; see {p.out_path[:-4]}.err:\n"
                                    + tail(p.out_path[:-4] + ".err"))
     finally:
-        sampler.stop.set()
+        if sampler is not None:
+            sampler.stop.set()
+            sampler.join()
         for p in pending.values():
             assert p.popen is not None
             p.popen.kill()
             p.popen.wait()
-    return t0, sampler.peak
+    return t0, sampler
 
 
 def tail(path: str, n: int = 15) -> str:
@@ -208,10 +232,10 @@ class Bench:
         return Proc("consumer", cmd)
 
     def run(self, contender: str, round_: int, step_ms: float, workers: int | None = None,
-            cache: str | None = None) -> dict[str, Any]:
+            cache: str | None = None) -> dict[str, Any] | None:
         """One run; a run that delivers wrong data (a rank with no batch, other rows or
         other bytes than shmloader's) is recorded in self.failures and run again, up to
-        3 times in all."""
+        3 times in all; then the contender gets no record for this run (None)."""
         for attempt in range(3):
             try:
                 rec = self._run(contender, round_, step_ms, workers, cache)
@@ -223,7 +247,8 @@ class Bench:
             self.records.append(rec)
             log(describe(rec))
             return rec
-        raise RuntimeError(f"{contender}: wrong data in 3 runs in a row; see {self.logdir}")
+        log(f"WARNING {contender}: wrong data in 3 runs in a row; no figure for this run")
+        return None
 
     def _run(self, contender: str, round_: int, step_ms: float, workers: int | None,
              cache: str | None) -> dict[str, Any]:
@@ -246,13 +271,13 @@ class Bench:
             env = None
         procs += [self.consumer("shmloader" if contender == "shmloader" else loader, r, step_ms, extra)
                   for r in range(RANKS)]
-        t0, sampled = run_procs(procs, self.logdir, name, env)
+        t0, sampler = run_procs(procs, self.logdir, name, env)
         ranks = [json.loads(p.output.strip().splitlines()[-1]) for p in procs if p.role == "consumer"]
         for r, p in zip(ranks, (p for p in procs if p.role == "consumer")):
             if not r["batches"]:
                 raise WrongData(f"{name}: rank {r['rank']} got no batch and its loader ended without "
                                 f"an error (see {p.out_path[:-4]}.err)")
-        rec = summarize(contender, round_, step_ms, t0, procs, ranks, sampled, workers)
+        rec = summarize(contender, round_, step_ms, t0, procs, ranks, sampler, workers)
         self.check(rec)
         return rec
 
@@ -285,35 +310,41 @@ class Bench:
         else:
             cmd = [self.python, os.path.join(HERE, "pyarrow_decode.py"), self.dataset, "--workers", workers]
         p = Proc("raw", cmd)
-        run_procs([p], self.logdir, f"{self.seq:03d}-raw")
-        # "NAME: N rows, C columns, G row groups, W workers: S s, R rows/s, M MB/s of Arrow buffers"
+        _, sampler = run_procs([p], self.logdir, f"{self.seq:03d}-raw")
+        # "NAME: N rows, C columns, G row groups, W workers: S s, R rows/s, M MB/s of Arrow
+        # buffers[, C CPU s]" (pyarrow_decode.py adds its CPU without the interpreter's start)
         words = p.output.strip().splitlines()[-1].replace(",", "").split()
-        secs = float(words[words.index("s") - 1])
-        rows = int(words[1])
+        rows, rate = int(words[1]), float(words[words.index("rows/s") - 1])
+        cpu = float(words[words.index("CPU") - 1]) if "CPU" in words else p.cpu
         rec = {"contender": contender, "round": round_, "step_ms": 0.0, "rows": rows,
-               "seconds": secs, "rows_per_s": rows / secs,
+               "seconds": rows / rate, "rows_per_s": rate,
                "mb_per_s": float(words[words.index("MB/s") - 1]), "ttfb": None, "stall_pct": None,
-               "cpu": {"producer": p.cpu}, "rss_kib": {"producer": p.rss_kib},
-               "cpu_per_mrow": p.cpu / rows * 1e6, "rss_total_kib": p.rss_kib}
+               "cpu": {"producer": cpu}, "rss_kib": {"producer": p.rss_kib},
+               "cpu_per_mrow": cpu / rows * 1e6, "rss_total_kib": sampler.pss_total or p.rss_kib}
         self.records.append(rec)
         log(describe(rec))
         return rec
 
     def memcpy(self, round_: int, rows: int, row_bytes: int) -> dict[str, Any]:
-        """A memcpy of the same tensor bytes, batch by batch, into 8 rotating buffers (a
-        ring's worth of destinations) on one core."""
-        n = work_batch = 1024
-        src = np.random.default_rng(0).integers(0, 255, work_batch * row_bytes, dtype=np.uint8)
-        dsts = [np.empty_like(src) for _ in range(8)]
-        for d in dsts:
-            np.copyto(d, src)
+        """A memcpy of the same tensor bytes on one core: batch after batch, read in turn
+        from a 256 MiB source (not cache-resident) into 8 rotating batch buffers (a ring's
+        worth of destinations); the epoch's bytes, repeated until it took 1 s or more."""
+        n = 1024
+        size = n * row_bytes
+        src = np.random.default_rng(0).integers(0, 255, 256 << 20, dtype=np.uint8)
+        dsts = [np.ones(size, np.uint8) for _ in range(8)]
+        per = len(src) // size
         batches = -(-rows // n)
+        done = 0
         c0, t0 = time.process_time(), time.perf_counter()
-        for i in range(batches):
-            np.copyto(dsts[i % 8], src)
+        while done < batches or time.perf_counter() - t0 < 1.0:
+            k = done % per
+            np.copyto(dsts[done % 8], src[k * size : (k + 1) * size])
+            done += 1
         secs, cpu = time.perf_counter() - t0, time.process_time() - c0
+        batches = done
         rec = {"contender": "memcpy", "round": round_, "step_ms": 0.0, "rows": batches * n, "seconds": secs,
-               "rows_per_s": batches * n / secs, "mb_per_s": batches * src.nbytes / secs / 1e6,
+               "rows_per_s": batches * n / secs, "mb_per_s": batches * size / secs / 1e6,
                "ttfb": None, "stall_pct": None, "cpu": {"producer": cpu}, "rss_kib": {},
                "cpu_per_mrow": cpu / (batches * n) * 1e6, "rss_total_kib": None}
         self.records.append(rec)
@@ -322,7 +353,7 @@ class Bench:
 
 
 def summarize(contender: str, round_: int, step_ms: float, t0: float, procs: list[Proc],
-              ranks: list[dict[str, Any]], sampled: dict[int, int], workers: int | None) -> dict[str, Any]:
+              ranks: list[dict[str, Any]], sampler: Sampler, workers: int | None) -> dict[str, Any]:
     rows = sum(r["rows"] for r in ranks)
     nbytes = sum(r["bytes"] for r in ranks)
     first = min(r["first"] for r in ranks)
@@ -331,7 +362,7 @@ def summarize(contender: str, round_: int, step_ms: float, t0: float, procs: lis
     producer = [p for p in procs if p.role == "producer"]
     consumers = [p for p in procs if p.role == "consumer"]
     consumer_pids = {r["pid"] for r in ranks}
-    worker_rss = [v for pid, v in sampled.items() if pid not in consumer_pids]
+    worker_rss = [v for pid, v in sampler.peak.items() if pid not in consumer_pids]
     cpu = {
         "producer": sum(p.cpu for p in producer),
         # The consumers' CPU from the start of their loader: the interpreter and the
@@ -345,8 +376,13 @@ def summarize(contender: str, round_: int, step_ms: float, t0: float, procs: lis
         "consumer_ready": max(r["rss_ready_kib"] for r in ranks),
         "worker": max(worker_rss, default=0),
         "workers": len(worker_rss),
+        # every process's peak, by role
+        "every": {"producer": [p.rss_kib for p in producer], "consumer": [r["rss_self_kib"] for r in ranks],
+                  "worker": sorted(worker_rss)},
     }
-    total_rss = sum(p.rss_kib for p in producer) + sum(r["rss_self_kib"] for r in ranks) + sum(worker_rss)
+    # The run's memory: the largest sum of every process's PSS seen (shared pages, the
+    # ring's or those a forked worker shares with its parent, counted once).
+    total_rss = sampler.pss_total
     waited = sum(r["waited"] for r in ranks)
     stepped = sum(r["stepped"] for r in ranks)
     sums: dict[str, int] = {}
@@ -369,7 +405,7 @@ def summarize(contender: str, round_: int, step_ms: float, t0: float, procs: lis
 
 def describe(rec: dict[str, Any]) -> str:
     s = f"round {rec['round']} {rec['contender']:<20}"
-    if rec.get("workers"):
+    if rec.get("workers") is not None:
         s += f" workers={rec['workers']}"
     if rec["step_ms"]:
         s += f" step {rec['step_ms']:g} ms: stall {rec['stall_pct']:.1f}%, {rec['rows_per_s']:,.0f} rows/s"
@@ -379,7 +415,7 @@ def describe(rec: dict[str, Any]) -> str:
         s += f", first batch {rec['ttfb']:.2f} s"
     s += f", {rec['cpu_per_mrow']:.2f} CPU s/1M rows"
     if rec.get("rss_total_kib"):
-        s += f", peak RSS {rec['rss_total_kib'] / 1024:,.0f} MiB in all"
+        s += f", memory {rec['rss_total_kib'] / 1024:,.0f} MiB in all (PSS)"
     if rec.get("checksum") not in (None, "ok", "reference"):
         s += f" [{rec['checksum']}]"
     return s
@@ -389,7 +425,7 @@ def describe(rec: dict[str, Any]) -> str:
 
 
 def ensure_dataset(args: argparse.Namespace) -> str:
-    path = os.path.join(args.data_root, f"rows-{args.rows}")
+    path = os.path.join(args.data_root, f"rows-{args.rows}-rg{args.row_group_rows}")
     if not os.path.exists(os.path.join(path, ".complete")):
         files = max(1, round(args.rows / 125_000))
         log(f"generating {args.rows:,} rows in {files} files into {path} (once)")
@@ -403,7 +439,7 @@ def tune(bench: Bench, contender: str, candidates: list[int]) -> int:
     best, best_rate = candidates[0], -1.0
     for w in candidates:
         rec = bench.run(contender, 0, 0.0, workers=w)
-        if rec["rows_per_s"] > best_rate:
+        if rec is not None and rec["rows_per_s"] > best_rate:
             best, best_rate = w, rec["rows_per_s"]
     log(f"tuned {contender}: {best} workers per rank")
     return best
@@ -421,7 +457,11 @@ def machine() -> dict[str, Any]:
     import pyarrow
     import torch
 
-    go = subprocess.run(["go", "env", "GOVERSION"], capture_output=True, text=True).stdout.strip()
+    try:
+        go = subprocess.run([os.environ.get("GO", "go"), "env", "GOVERSION"], capture_output=True,
+                            text=True, timeout=60).stdout.strip()
+    except OSError:
+        go = "unknown"
     return {"cpus": os.cpu_count(), "cpu_model": model, "memory_gib": round(mem / 2**30, 1),
             "kernel": platform.release(), "python": platform.python_version(), "go": go,
             "numpy": np.__version__, "pyarrow": pyarrow.__version__, "torch": torch.__version__,
@@ -436,7 +476,7 @@ def main() -> int:
     ap.add_argument("--step-ms", type=float, default=float(os.environ.get("STEP_MS", 6)),
                     help="simulated step time per batch for the data-stall runs")
     ap.add_argument("--torch-workers", default=os.environ.get("TORCH_WORKERS", "auto"),
-                    help="DataLoader num_workers per rank, or auto: the fastest of 1..4")
+                    help="DataLoader num_workers per rank, or auto: the fastest of 0 (in the trainer), 1, 2, 4")
     ap.add_argument("--petastorm-workers", default=os.environ.get("PETASTORM_WORKERS", "auto"),
                     help="Petastorm workers_count per rank, or auto: the fastest of 1, 2, 4, 8")
     ap.add_argument("--only", default=os.environ.get("ONLY", ""),
@@ -457,6 +497,7 @@ def main() -> int:
     shm_dir = tempfile.mkdtemp(prefix="shmloader-bench-", dir="/dev/shm")
     cache_root = tempfile.mkdtemp(prefix="petastorm-cache-", dir=os.path.join(REPO, "build"))
     bench = Bench(args, dataset, logdir, shm_dir)
+    host = machine()
     started = time.monotonic()
     try:
         # Every contender reads the files from the page cache: one untimed pass first.
@@ -466,7 +507,7 @@ def main() -> int:
             bench.run("shmloader", 0, 0.0)
         tw = pw = 0
         if "torch" in want:
-            tw = tune(bench, "torch", [1, 2, 3, 4]) if args.torch_workers == "auto" else int(args.torch_workers)
+            tw = tune(bench, "torch", [0, 1, 2, 4]) if args.torch_workers == "auto" else int(args.torch_workers)
         if want & {"petastorm", "petastorm-warm"}:
             pw = tune(bench, "petastorm", [1, 2, 4, 8]) if args.petastorm_workers == "auto" else int(args.petastorm_workers)
         tuning = list(bench.records)
@@ -478,18 +519,23 @@ def main() -> int:
                 bench.raw(rnd)
                 bench.raw(rnd, "raw pyarrow decode")
             cache = tempfile.mkdtemp(dir=cache_root)  # Petastorm's, filled once per round
+            # The contenders' order turns with each round, so none always runs first.
+            groups = ["shmloader", "torch", "petastorm"]
+            k = (rnd - 1) % len(groups)
             for step in (0.0, args.step_ms):
-                if "shmloader" in want:
-                    rec = bench.run("shmloader", rnd, step)
-                    row_bytes = rec["bytes"] // rec["rows"]
-                if "torch" in want:
-                    bench.run("torch", rnd, step, workers=tw)
-                if "petastorm" in want:
-                    bench.run("petastorm", rnd, step, workers=pw)
-                if "petastorm-warm" in want:
-                    if not step:
-                        bench.run("petastorm fill", rnd, step, workers=pw, cache=cache)
-                    bench.run("petastorm warm", rnd, step, workers=pw, cache=cache)
+                for g in groups[k:] + groups[:k]:
+                    if g == "shmloader" and "shmloader" in want:
+                        rec = bench.run("shmloader", rnd, step)
+                        if rec is not None:
+                            row_bytes = rec["bytes"] // rec["rows"]
+                    if g == "torch" and "torch" in want:
+                        bench.run("torch", rnd, step, workers=tw)
+                    if g == "petastorm" and "petastorm" in want:
+                        bench.run("petastorm", rnd, step, workers=pw)
+                    if g == "petastorm" and "petastorm-warm" in want:
+                        if not step:
+                            bench.run("petastorm fill", rnd, step, workers=pw, cache=cache)
+                        bench.run("petastorm warm", rnd, step, workers=pw, cache=cache)
             shutil.rmtree(cache, ignore_errors=True)
             if "memcpy" in want:
                 bench.memcpy(rnd, args.rows, row_bytes or 652)
@@ -499,7 +545,7 @@ def main() -> int:
     result = {
         "command": "make bench ROWS=%d ROUNDS=%d STEP_MS=%g" % (args.rows, args.rounds, args.step_ms),
         "date": time.strftime("%Y-%m-%d"), "rows": args.rows, "rounds": args.rounds, "step_ms": args.step_ms,
-        "torch_workers": tw, "petastorm_workers": pw, "machine": machine(),
+        "torch_workers": tw, "petastorm_workers": pw, "machine": host,
         "minutes": round((time.monotonic() - started) / 60, 1),
         "dataset": {"path": os.path.relpath(dataset, REPO), "bytes": sum(
             os.path.getsize(os.path.join(dataset, f)) for f in os.listdir(dataset) if f.endswith(".parquet"))},
@@ -508,9 +554,13 @@ def main() -> int:
     os.makedirs(os.path.dirname(args.out), exist_ok=True)
     with open(args.out, "w") as f:
         json.dump(result, f, indent=1)
-    log(f"wrote {args.out} ({result['minutes']} min); logs in {logdir}")
     for f in bench.failures:
         log(f"wrong data (run again): round {f['round']} {f['what']}")
+    if bench.failures:
+        log(f"wrote {args.out} ({result['minutes']} min); logs kept in {logdir}")
+    else:
+        shutil.rmtree(logdir, ignore_errors=True)
+        log(f"wrote {args.out} ({result['minutes']} min)")
     return 0
 
 

@@ -11,10 +11,10 @@ side for all of them:
   buckets) into ``cats`` [B, 26] int64, a null staying null (written as 0); the strings
   get ``fill_null: ""`` then ``hash_bucket`` (1,000 buckets) into ``strings`` [B, 4]
   int64; ``label`` (float32) and ``id`` (int64) pass through;
-* the consumer touches every byte of every tensor: it sums the bits of each one modulo
-  2^64 (Touch), and the sums double as an exact, order-independent checksum that the
-  harness compares across contenders, so a contender that computes different bytes,
-  drops or repeats rows is caught.
+* the consumer touches every byte of every tensor: it sums the bits of each position of
+  the rows modulo 2^64 (Touch), and the sums double as an exact checksum, independent of
+  the order of the rows, that the harness compares across contenders, so a contender
+  that computes other bytes, puts columns elsewhere, drops or repeats rows is caught.
 
 ``hash_bucket`` is FNV-1a-64 over the seed's 8 bytes and the value's bytes (an int64's 8
 bytes little-endian, a string's bytes), as producer/transform/doc.go specifies;
@@ -166,29 +166,37 @@ def stack_columns(batch: Mapping[str, Any]) -> dict[str, np.ndarray]:
 
 
 class Touch:
-    """Reads every byte of every tensor of every batch, summing its bits: a row of a
-    multiple of 8 bytes as uint64 words, any other as unsigned elements, modulo 2^64.
-    Rows never share a word, so the sums do not depend on the order of the rows, and
-    they are the contender's exact checksum."""
+    """Reads every byte of every tensor of every batch and sums its bits per position in
+    the row: a row of a multiple of 8 bytes as uint64 words, any other row as unsigned
+    elements, modulo 2^64. The sums do not depend on the order of the rows but do on the
+    order of the columns, and they fold into each tensor's exact checksum."""
 
     def __init__(self) -> None:
         self.rows = 0
         self.bytes = 0
         self.batches = 0
-        self.sums: dict[str, int] = {}
+        self.cols: dict[str, np.ndarray] = {}  # tensor -> per-position sums (uint64)
 
     def __call__(self, batch: Mapping[str, np.ndarray]) -> None:
         for name in OUTPUTS:
             a = np.ascontiguousarray(batch[name])
-            row = a.itemsize * (int(np.prod(a.shape[1:])) if a.ndim > 1 else 1)
-            if row % 8 == 0:
-                s = int(a.reshape(-1).view(np.uint64).sum())
-            else:
-                s = int(a.reshape(-1).view(f"u{a.itemsize}").sum(dtype=np.uint64))
-            self.sums[name] = (self.sums.get(name, 0) + s) & _M64
+            n = len(a)
+            row = a.nbytes // n if n else 0
+            words = a.reshape(n, -1).view(np.uint64 if row % 8 == 0 else f"u{a.itemsize}")
+            s = words.sum(axis=0, dtype=np.uint64)
+            self.cols[name] = self.cols[name] + s if name in self.cols else s
             self.bytes += a.nbytes
         self.rows += len(batch["id"])
         self.batches += 1
+
+    @property
+    def sums(self) -> dict[str, int]:
+        """One number per tensor: position k's sum times the k-th odd number, added."""
+        out = {}
+        for name, s in self.cols.items():
+            weights = np.arange(1, 2 * len(s), 2, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+            out[name] = int((s * weights).sum(dtype=np.uint64))
+        return out
 
 
 def check_hash_vectors(path: str | None = None) -> int:

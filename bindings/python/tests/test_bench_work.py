@@ -41,7 +41,7 @@ def test_hash_matches_spec_vectors() -> None:
     assert work.check_hash_vectors() >= 50
 
 
-def test_touch_sums_do_not_depend_on_row_order() -> None:
+def test_touch_sums_depend_on_columns_not_row_order() -> None:
     rng = np.random.default_rng(0)
     batch = {
         "features": rng.standard_normal((37, 100)).astype(np.float32),
@@ -58,6 +58,10 @@ def test_touch_sums_do_not_depend_on_row_order() -> None:
     split({k: v[perm[20:]] for k, v in batch.items()})
     assert a.sums == b.sums == split.sums
     assert a.rows == split.rows == 37
+    swapped = dict(batch, cats=batch["cats"][:, [1, 0, *range(2, 26)]])
+    d = work.Touch()
+    d(swapped)
+    assert d.sums["cats"] != a.sums["cats"]  # a column in another place is other data
     changed = dict(batch, label=batch["label"].copy())
     changed["label"][5] = np.nextafter(changed["label"][5], np.float32(2))
     c = work.Touch()
