@@ -22,11 +22,12 @@ CEILINGS = ("raw arrow-go decode", "raw pyarrow decode", "memcpy")
 BEGIN, END = "<!-- peers:begin -->", "<!-- peers:end -->"
 
 # Table order; ceilings last.
-ORDER = ["shmloader", "torch", "petastorm", "petastorm fill", "petastorm warm", "raw arrow-go decode",
+ORDER = ["shmloader", "torch", "torch in-process", "petastorm", "petastorm fill", "petastorm warm", "raw arrow-go decode",
          "raw pyarrow decode", "memcpy"]
 LABEL = {
     "shmloader": "shmloader serve (cold)",
-    "torch": "PyTorch DataLoader",
+    "torch": "PyTorch DataLoader (worker processes)",
+    "torch in-process": "PyTorch DataLoader, num_workers=0 (loading in the trainer)",
     "petastorm": "Petastorm (cold)",
     "petastorm fill": "Petastorm, filling its cache",
     "petastorm warm": "Petastorm (warm cache)",
@@ -35,7 +36,7 @@ LABEL = {
     "memcpy": "ceiling: memcpy",
 }
 SHORT = {
-    "shmloader": "shmloader", "torch": "DataLoader", "petastorm": "Petastorm\ncold",
+    "shmloader": "shmloader", "torch": "DataLoader\nworkers", "torch in-process": "DataLoader\nin-process", "petastorm": "Petastorm\ncold",
     "petastorm fill": "Petastorm\nfill", "petastorm warm": "Petastorm\nwarm",
     "raw arrow-go decode": "arrow-go\ndecode", "raw pyarrow decode": "pyarrow\ndecode",
     "memcpy": "memcpy",
@@ -132,7 +133,10 @@ def markdown(res: dict[str, Any]) -> str:
     goal("shmloader / Petastorm, warm epoch", "shmloader", "petastorm warm", 10,
          ": this is shmloader **cold** against Petastorm warm; shmloader has no cache yet",
          verdict="not measured yet")
-    goal("shmloader / PyTorch DataLoader", "shmloader", "torch", 3)
+    goal("shmloader / PyTorch DataLoader with worker processes", "shmloader", "torch", 3)
+    xs = ratios(recs, "shmloader", "torch in-process")
+    if xs:
+        out.append(f"| shmloader / DataLoader with num_workers=0 (no goal set) | {fmt(xs, '{:.2f}', '×')} | |")
     goal("shmloader / raw arrow-go decode, cold epoch", "shmloader", "raw arrow-go decode", 0.7)
     xs = ratios(recs, "raw arrow-go decode", "raw pyarrow decode")
     if xs:

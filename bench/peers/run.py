@@ -11,8 +11,9 @@ memcpy of the same tensor bytes), then shmloader serve, the PyTorch
 DataLoader, Petastorm cold (no cache), Petastorm filling its local-disk cache and
 Petastorm warm (reading that cache), each with 2 consumer processes (bench/peers/consume.py)
 that read every byte; then the same contenders again with a simulated step time per batch,
-for the data stall. Before the rounds, the DataLoader's num_workers and Petastorm's
-workers_count are tuned on this machine (each candidate run once, the fastest kept) unless
+for the data stall. Before the rounds, the DataLoader's num_workers (1-4 worker processes per
+rank; num_workers=0, loading inside the trainer, is run as a contender of its own) and
+Petastorm's workers_count are tuned on this machine (each candidate run once, the fastest kept) unless
 given.
 
 Each run starts its consumer processes first and waits until their imports (numpy,
@@ -36,6 +37,7 @@ import json
 import os
 import platform
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -476,7 +478,8 @@ def main() -> int:
     ap.add_argument("--step-ms", type=float, default=float(os.environ.get("STEP_MS", 6)),
                     help="simulated step time per batch for the data-stall runs")
     ap.add_argument("--torch-workers", default=os.environ.get("TORCH_WORKERS", "auto"),
-                    help="DataLoader num_workers per rank, or auto: the fastest of 0 (in the trainer), 1, 2, 4")
+                    help="DataLoader worker processes per rank, or auto: the fastest of 1..4 (num_workers=0, "
+                    "loading inside the trainer, runs as its own contender)")
     ap.add_argument("--petastorm-workers", default=os.environ.get("PETASTORM_WORKERS", "auto"),
                     help="Petastorm workers_count per rank, or auto: the fastest of 1, 2, 4, 8")
     ap.add_argument("--only", default=os.environ.get("ONLY", ""),
@@ -487,6 +490,9 @@ def main() -> int:
     ap.add_argument("--rawdecode", default=os.path.join(REPO, "build", "bin", "rawdecode"))
     ap.add_argument("--out", default=os.path.join(REPO, "bench", "results", "peers.json"))
     args = ap.parse_args()
+    # SIGTERM as SIGINT: unwind, so that every finally kills its processes and removes
+    # the segment, cache and log directories.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     if args.rows < RANKS * 1024 or args.rounds < 1 or args.step_ms <= 0:
         ap.error("--rows must be at least 2048, --rounds at least 1 and --step-ms above 0")
     want = set(filter(None, args.only.split(","))) or {"raw", "memcpy", "shmloader", "torch", "petastorm", "petastorm-warm"}
@@ -507,7 +513,7 @@ def main() -> int:
             bench.run("shmloader", 0, 0.0)
         tw = pw = 0
         if "torch" in want:
-            tw = tune(bench, "torch", [0, 1, 2, 4]) if args.torch_workers == "auto" else int(args.torch_workers)
+            tw = tune(bench, "torch", [1, 2, 3, 4]) if args.torch_workers == "auto" else int(args.torch_workers)
         if want & {"petastorm", "petastorm-warm"}:
             pw = tune(bench, "petastorm", [1, 2, 4, 8]) if args.petastorm_workers == "auto" else int(args.petastorm_workers)
         tuning = list(bench.records)
@@ -530,6 +536,7 @@ def main() -> int:
                             row_bytes = rec["bytes"] // rec["rows"]
                     if g == "torch" and "torch" in want:
                         bench.run("torch", rnd, step, workers=tw)
+                        bench.run("torch in-process", rnd, step, workers=0)
                     if g == "petastorm" and "petastorm" in want:
                         bench.run("petastorm", rnd, step, workers=pw)
                     if g == "petastorm" and "petastorm-warm" in want:
