@@ -128,9 +128,11 @@ def petastorm_batches(args: argparse.Namespace) -> Iterator[Mapping[str, np.ndar
             yield work.stack_columns(batch)
 
 
-def vm_rss_kib() -> int:
+def vm_rss_kib(field: str = "VmRSS") -> int:
+    """This process's RSS (VmRSS) or peak RSS since its exec (VmHWM; getrusage's ru_maxrss
+    would also count the pre-exec copy of the parent that forked it)."""
     with open("/proc/self/status") as f:
-        return next((int(line.split()[1]) for line in f if line.startswith("VmRSS:")), 0)
+        return next((int(line.split()[1]) for line in f if line.startswith(field + ":")), 0)
 
 
 def main() -> None:
@@ -188,7 +190,7 @@ def main() -> None:
         "batches": touch.batches, "t0": t0, "ready": ready, "first": first, "last": last,
         "waited": waited, "stepped": stepped, "sums": {k: str(v) for k, v in touch.sums.items()},
         "cpu_self": me.ru_utime + me.ru_stime, "cpu_children": kids.ru_utime + kids.ru_stime,
-        "cpu_ready": cpu_ready, "rss_ready_kib": rss_ready, "rss_self_kib": me.ru_maxrss, "rss_children_kib": kids.ru_maxrss, "pid": os.getpid(),
+        "cpu_ready": cpu_ready, "rss_ready_kib": rss_ready, "rss_self_kib": vm_rss_kib("VmHWM"), "pid": os.getpid(),
     }))
 
 

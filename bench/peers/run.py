@@ -100,20 +100,22 @@ def pss_kib(pid: int) -> int:
 
 
 class Sampler(threading.Thread):
-    """Every 0.2 s: the VmHWM (peak RSS) of every descendant of the launched processes,
-    and the sum of the PSS of all of them (the run's memory, shared pages counted once)."""
+    """Every 0.2 s: the VmHWM (peak RSS) of the launched processes and all their
+    descendants, and the sum of the PSS of all of them (the run's memory, shared pages
+    counted once). VmHWM, not wait4's ru_maxrss: Linux carries a child's RSS from before
+    its exec (the forked copy of this harness) into ru_maxrss."""
 
     def __init__(self, roots: list[int]) -> None:
         super().__init__(daemon=True)
         self.roots = roots
-        self.peak: dict[int, int] = {}  # descendant pid -> KiB
+        self.peak: dict[int, int] = {}  # pid -> KiB
         self.pss_total = 0  # KiB, the largest sum seen
         self.stop = threading.Event()
 
     def run(self) -> None:
         while not self.stop.is_set():
-            total = sum(pss_kib(r) for r in self.roots)
-            todo = [c for r in self.roots for c in children(r)]
+            total = 0
+            todo = list(self.roots)
             while todo:
                 pid = todo.pop()
                 self.peak[pid] = max(self.peak.get(pid, 0), vm_hwm_kib(pid))
@@ -186,7 +188,7 @@ def run_procs(procs: list[Proc], logdir: str, name: str, env: dict[str, str] | N
             assert p.popen is not None
             p.popen.returncode = p.rc = os.waitstatus_to_exitcode(status)
             p.cpu = ru.ru_utime + ru.ru_stime
-            p.rss_kib = ru.ru_maxrss
+            p.rss_kib = sampler.peak.get(pid, 0) if sampler else 0
             with open(p.out_path) as f:
                 p.output = f.read()
             if p.rc != 0:
@@ -364,7 +366,8 @@ def summarize(contender: str, round_: int, step_ms: float, t0: float, procs: lis
     producer = [p for p in procs if p.role == "producer"]
     consumers = [p for p in procs if p.role == "consumer"]
     consumer_pids = {r["pid"] for r in ranks}
-    worker_rss = [v for pid, v in sampler.peak.items() if pid not in consumer_pids]
+    roots = set(sampler.roots)
+    worker_rss = [v for pid, v in sampler.peak.items() if pid not in consumer_pids and pid not in roots]
     cpu = {
         "producer": sum(p.cpu for p in producer),
         # The consumers' CPU from the start of their loader: the interpreter and the
