@@ -216,7 +216,7 @@ def plots(res: dict[str, Any], outdir: str) -> None:
         ms = [statistics.median(v) for v in vals]
         err = [[m - min(v) for m, v in zip(ms, vals)], [max(v) - m for m, v in zip(ms, vals)]]
         ax.bar(range(len(cs)), ms, yerr=err, color=cols, capsize=4)
-        ax.set_xticks(range(len(cs)), [SHORT[c] for c in cs], fontsize=8)
+        ax.set_xticks(range(len(cs)), [SHORT[c] for c in cs], fontsize=7)
         ax.set_ylabel(ylabel)
         if log:
             ax.set_yscale("log")
@@ -233,7 +233,7 @@ def plots(res: dict[str, Any], outdir: str) -> None:
 
     loaders = [c for c in names if c not in ("memcpy",)]
     lcolors = [colors[names.index(c)] for c in loaders]
-    fig, (a1, a2) = plt.subplots(1, 2, figsize=(12, 4.5))
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(14, 4.8))
     bars(a1, loaders, [[r["cpu_per_mrow"] for r in thr[c]] for c in loaders], lcolors, "CPU seconds per 1M rows")
     a1.set_title("CPU, all processes (producer, workers, consumers)", fontsize=10)
     bars(a2, loaders, [[r["rss_total_kib"] / 1024 for r in thr[c]] for c in loaders], lcolors, "MiB")
@@ -245,7 +245,7 @@ def plots(res: dict[str, Any], outdir: str) -> None:
 
     fed = [c for c in names if c not in CEILINGS]
     fcolors = [colors[names.index(c)] for c in fed]
-    fig, (a1, a2) = plt.subplots(1, 2, figsize=(12, 4.5))
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(14, 4.8))
     bars(a1, fed, [[r["ttfb"] for r in thr[c]] for c in fed], fcolors, "seconds")
     a1.set_title("Time to first batch (start to every rank fed)", fontsize=10)
     sc = [c for c in fed if c in stall]
