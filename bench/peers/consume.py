@@ -11,8 +11,9 @@ byte of every tensor). With --step-ms S the rank also sleeps S ms per batch, a s
 GPU step that leaves the CPU to the loader, and the time spent waiting for the next batch
 is its data stall. Prints one JSON line: rows, bytes, batches, the CLOCK_MONOTONIC times
 of the start (imports done), the first and the last batch, seconds waited and stepped
-after the first batch, the sums, and this process's own and its children's (DataLoader
-workers') CPU seconds and peak RSS, with its CPU and RSS at the start.
+after the first batch, the sums, this process's own and its children's (DataLoader
+workers') CPU seconds, its CPU when the loader started, its RSS before the loader, and
+its peak RSS.
 
 pyarrow is imported before torch: Petastorm 0.13 with pyarrow 14 crashes otherwise.
 """

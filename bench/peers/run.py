@@ -22,9 +22,10 @@ start their loaders. That moment is the run's start. For every run it records: r
 and MB/s of tensors over the epoch (from the start to the last batch), the time to the
 first batch (from the start to the moment every rank has one), CPU
 seconds of every process (getrusage via wait4: the producer, the consumers, the
-DataLoader workers), the peak RSS of every process (the kernel's high-water mark: wait4
-for the processes it starts, /proc VmHWM sampled for their children), the data stall %,
-and the consumers' checksums, which must agree across contenders (same rows, same bytes).
+DataLoader workers), the peak RSS of every process (its VmHWM, sampled from /proc), the
+run's memory with shared pages counted once (the largest sampled sum of PSS), the data
+stall %, and the consumers' checksums, which must agree across contenders (same rows,
+same per-position bit sums).
 
 Writes the records as JSON (--out, default bench/results/peers.json); report.py turns them
 into the RESULTS.md table and the plots.
