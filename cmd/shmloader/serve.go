@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/shmloader/shmloader/producer/config"
+	"github.com/shmloader/shmloader/producer/plan"
 	"github.com/shmloader/shmloader/producer/serve"
 )
 
@@ -120,9 +121,12 @@ func readState(path string, opt *serve.Options) error {
 		return err
 	}
 	var st struct {
-		Epoch      *uint64 `json:"epoch"`
-		Step       *uint64 `json:"step"`
-		ConfigHash uint64  `json:"config_hash"`
+		Epoch       *uint64 `json:"epoch"`
+		Step        *uint64 `json:"step"`
+		ConfigHash  uint64  `json:"config_hash"`
+		PlanVersion int     `json:"plan_version"`
+		World       uint64  `json:"world"` // trainers of the job that saved it; 0: this job's
+		Base        uint64  `json:"base"`  // global batch its epoch started at
 	}
 	if err := json.Unmarshal(data, &st); err != nil {
 		return fmt.Errorf("%s: %w", path, err)
@@ -130,7 +134,17 @@ func readState(path string, opt *serve.Options) error {
 	if st.Epoch == nil || st.Step == nil {
 		return fmt.Errorf("%s: want a JSON object with integer \"epoch\" and \"step\" (a saved loader.state_dict())", path)
 	}
+	if st.PlanVersion != plan.Version {
+		saved := fmt.Sprintf("plan version %d", st.PlanVersion)
+		if st.PlanVersion == 0 {
+			saved = "no plan_version (a shmloader before plan version 2)"
+		}
+		return fmt.Errorf("%s: the state was saved with %s, this shmloader serves plan version %d, "+
+			"in which a step names other rows: resuming would not reproduce the batches (start the epoch again with --start-epoch)",
+			path, saved, plan.Version)
+	}
 	opt.StartEpoch, opt.StartStep, opt.ExpectHash = *st.Epoch, *st.Step, st.ConfigHash
+	opt.SavedWorld, opt.StartBase = st.World, st.Base
 	return nil
 }
 

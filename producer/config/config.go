@@ -10,21 +10,22 @@ import "time"
 
 // Config is one serve job. Zero values are replaced by the documented defaults.
 type Config struct {
-	Dataset   string        // file, directory or glob of Parquet files (required)
-	Job       string        // job name: segment names and trainers' attach(job=...); default "train"
-	BatchSize int           // rows per batch; default 1024
-	Seed      uint64        // default 0
-	Epochs    uint64        // default 1; 0 means endless
-	Shuffle   Shuffle       //
-	DropLast  bool          // default true
-	Ranks     int           // rings on this node, one per local GPU; default 1
-	Node      Node          //
-	RingDepth int           // slots per ring; default 8
-	Workers   int           // decode workers; default 0 = GOMAXPROCS
-	Prefetch  int           // windows decoded ahead of the slowest rank; default 1
-	Progress  time.Duration // status line period on stderr; default 5s; 0 turns it off
-	Filter    []Predicate   // rows kept: every predicate holds (AND)
-	Outputs   []Output      // named tensors, in the file's order (at least one)
+	Dataset    string        // file, directory or glob of Parquet files (required)
+	Job        string        // job name: segment names and trainers' attach(job=...); default "train"
+	BatchSize  int           // rows per batch; default 1024
+	Seed       uint64        // default 0
+	Epochs     uint64        // default 1; 0 means endless
+	Shuffle    Shuffle       //
+	DropLast   bool          // default true
+	Partitions int           // canonical partitions of the row groups; default 0 = automatic (plan.AutoPartitions)
+	Ranks      int           // rings on this node, one per local GPU; default 1
+	Node       Node          //
+	RingDepth  int           // slots per ring; default 8
+	Workers    int           // decode workers; default 0 = GOMAXPROCS
+	Prefetch   int           // windows decoded ahead of the slowest rank; default 1
+	Progress   time.Duration // status line period on stderr; default 5s; 0 turns it off
+	Filter     []Predicate   // rows kept: every predicate holds (AND)
+	Outputs    []Output      // named tensors, in the file's order (at least one)
 
 	Lines  map[string]int // source line of each key path ("outputs.features.transforms[1]"), for errors
 	Source string         // name of the file parsed, for errors; "" when built in code

@@ -16,7 +16,7 @@ var keyFields = map[string][]string{
 	"dataset": {"Config.Dataset"}, "job": {"Config.Job"}, "batch_size": {"Config.BatchSize"},
 	"seed": {"Config.Seed"}, "epochs": {"Config.Epochs"}, "shuffle": {"Config.Shuffle"},
 	"shuffle.row_groups": {"Shuffle.RowGroups"}, "shuffle.window": {"Shuffle.Window"},
-	"drop_last": {"Config.DropLast"}, "ranks": {"Config.Ranks"}, "node": {"Config.Node"},
+	"drop_last": {"Config.DropLast"}, "partitions": {"Config.Partitions"}, "ranks": {"Config.Ranks"}, "node": {"Config.Node"},
 	"node.rank": {"Node.Rank"}, "node.count": {"Node.Count"}, "ring_depth": {"Config.RingDepth"},
 	"workers": {"Config.Workers"}, "prefetch": {"Config.Prefetch"}, "progress": {"Config.Progress"},
 
@@ -125,7 +125,7 @@ func TestDefaultYAMLValues(t *testing.T) {
 	if !reflect.DeepEqual(*c, d) {
 		t.Fatalf("default.yaml sets\n  %+v\nDefault() is\n  %+v", *c, d)
 	}
-	for _, k := range []string{"batch_size", "seed", "epochs", "shuffle.window", "drop_last", "ranks",
+	for _, k := range []string{"batch_size", "seed", "epochs", "shuffle.window", "drop_last", "partitions", "ranks",
 		"node.count", "ring_depth", "workers", "prefetch", "progress", "job"} {
 		if c.Lines[k] == 0 {
 			t.Errorf("default.yaml does not write %s", k)

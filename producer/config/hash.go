@@ -7,12 +7,14 @@ import (
 
 // hashVersion starts the hash input; bump it when the meaning of a field changes, so that
 // caches and resume states keyed by the old meaning are not mistaken for current ones.
-const hashVersion = "shmloader-config-hash v1"
+const hashVersion = "shmloader-config-hash v2"
 
 // HashInput is a canonical text of everything in the config that changes the bytes
-// trainers receive: batch_size, seed, shuffle, drop_last, ranks, node count, filter and
+// global batches hold: batch_size, seed, shuffle, drop_last, partitions, filter and
 // outputs with their transforms. It leaves out what never changes a byte (job, workers,
-// prefetch, progress, ring_depth), epochs (epoch e is the same whatever the count, so a
+// prefetch, progress, ring_depth), the layout (ranks, node rank and count: they change
+// only which trainer receives a global batch, so a state saved under one resumes under
+// another), epochs (epoch e is the same whatever the count, so a
 // run may be extended and still resume), source lines, and the dataset pattern: the
 // caller adds a fingerprint of the dataset's files instead. Column patterns are hashed
 // as written; with the dataset's schema in its fingerprint, they fix the columns.
@@ -24,8 +26,7 @@ func (c *Config) HashInput() []byte {
 	w("seed %d", c.Seed)
 	w("shuffle row_groups=%t window=%d", c.Shuffle.RowGroups, c.Shuffle.Window)
 	w("drop_last %t", c.DropLast)
-	w("ranks %d", c.Ranks)
-	w("node count=%d", c.Node.Count) // not the rank: one saved state resumes every node
+	w("partitions %d", c.Partitions)
 	for _, p := range c.Filter {
 		w("filter %s", predicateText(&p))
 	}

@@ -15,11 +15,15 @@ func TestHashInput(t *testing.T) {
 	same := []string{
 		"job: other\n", "workers: 7\n", "prefetch: 3\n", "progress: 0\n", "ring_depth: 64\n",
 		"epochs: 0\n", "dataset: elsewhere\n", "\n\n# a comment moves every line\n",
+		"ranks: 3\n", // the layout: global batches are the same under every one
 	}
 	for _, s := range same {
 		if h := mustParse(t, s+withoutKey(base, s)).HashInput(); !bytes.Equal(h, h0) {
 			t.Errorf("%q changed the hash input", s)
 		}
+	}
+	if h := mustParse(t, replaceOnce(t, base, "count: 1", "count: 2")).HashInput(); !bytes.Equal(h, h0) {
+		t.Error("node.count changed the hash input")
 	}
 	// Keys that do change them.
 	edits := [][2]string{
@@ -28,8 +32,7 @@ func TestHashInput(t *testing.T) {
 		{"window: 4", "window: 2"},
 		{"row_groups: true", "row_groups: false"},
 		{"drop_last: true", "drop_last: false"},
-		{"\nranks: 1", "\nranks: 2"},
-		{"count: 1", "count: 2"},
+		{"\npartitions: 0", "\npartitions: 4"},
 		{`op: ">=", value: 0}`, `op: ">=", value: 1}`},
 		{`values: ["<none>"]`, `values: ["<nil>"]`},
 		{"mean: 0.0, std: 1.0", "mean: 0.0, std: 2.0"},

@@ -106,6 +106,7 @@ func (d *decoder) topFields(c *Config) []field {
 			})
 		}},
 		{"drop_last", d.boolInto(&c.DropLast)},
+		{"partitions", d.intInto(ints["partitions"])},
 		{"ranks", d.intInto(ints["ranks"])},
 		{"node", func(n *yaml.Node, p string) error {
 			return d.fields(n, p, []field{

@@ -22,6 +22,7 @@ func (c *Config) intKeys() []intKey {
 	return []intKey{
 		{"batch_size", &c.BatchSize, 1, 1 << 30},
 		{"shuffle.window", &c.Shuffle.Window, 0, 1 << 20},
+		{"partitions", &c.Partitions, 0, 1 << 20},
 		{"ranks", &c.Ranks, 1, 1 << 12},
 		{"node.rank", &c.Node.Rank, 0, 1<<20 - 1},
 		{"node.count", &c.Node.Count, 1, 1 << 20},

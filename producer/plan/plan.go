@@ -2,7 +2,6 @@ package plan
 
 import (
 	"fmt"
-	"sort"
 	"sync"
 )
 
@@ -14,23 +13,38 @@ type Input struct {
 	ShuffleRowGroups bool
 	Window           int // row groups whose rows are mixed; 0: rows keep file order
 	DropLast         bool
+	Partitions       int // canonical partitions; 0: AutoPartitions
 	Ranks            int // per node
 	Node, Nodes      int
 }
 
-// Plan is the schedule of every epoch; safe for concurrent use.
+// Plan is the schedule of every epoch for one node; safe for concurrent use.
 type Plan struct {
-	in      Input
-	groups  []int // row groups with kept rows, in file order
-	rows    int64 // kept rows per epoch
-	batches uint64
-	lo, hi  uint64 // this node's global batches
+	in       Input
+	groups   []int // row groups with kept rows, in file order
+	rows     int64 // kept rows per epoch
+	parts    [][]int
+	partRows []int64
+	partLen  []int64 // batches each partition yields per epoch
+	rounds   int64   // batches every partition yields: global batch j·P+p is batch j of partition p
+	tail     []ref   // without drop_last: the batches after the rounds, in (batch, partition) order
+	tailAt   map[ref]uint64
+	world    uint64   // nodes × ranks
+	mine     []int    // this node's partitions
+	myTail   []uint64 // this node's tail batches, ascending
 
 	mu     sync.Mutex
 	epochs map[uint64]*Epoch // a few recent epochs
 }
 
-// New checks the input and fixes the per-epoch counts (they are the same every epoch).
+// ref is batch j of partition p.
+type ref struct {
+	p int
+	j int64
+}
+
+// New checks the input, deals the row groups into partitions and fixes the per-epoch
+// counts (they are the same every epoch).
 func New(in Input) (*Plan, error) {
 	switch {
 	case in.BatchSize < 1:
@@ -39,8 +53,10 @@ func New(in Input) (*Plan, error) {
 		return nil, fmt.Errorf("node %d of %d with %d ranks: want 0 <= node < nodes and ranks >= 1", in.Node, in.Nodes, in.Ranks)
 	case in.Window < 0:
 		return nil, fmt.Errorf("shuffle window %d: want >= 0", in.Window)
+	case in.Partitions < 0:
+		return nil, fmt.Errorf("partitions %d: want >= 0 (0: automatic)", in.Partitions)
 	}
-	p := &Plan{in: in, epochs: map[uint64]*Epoch{}}
+	p := &Plan{in: in, epochs: map[uint64]*Epoch{}, world: uint64(in.Ranks * in.Nodes)}
 	for g, n := range in.Rows {
 		if n > 0 {
 			p.groups = append(p.groups, g)
@@ -50,18 +66,64 @@ func New(in Input) (*Plan, error) {
 	if p.rows == 0 {
 		return nil, fmt.Errorf("no rows to serve: every row group is empty or filtered out")
 	}
-	bs, world := uint64(in.BatchSize), uint64(in.Ranks*in.Nodes)
-	if in.DropLast {
-		p.batches = uint64(p.rows) / bs / world * world
-		if p.batches == 0 {
-			return nil, fmt.Errorf("batch_size %d × %d ranks needs at least %d rows per epoch, the dataset has %d (after the filter): "+
-				"lower batch_size or set drop_last: false", in.BatchSize, world, bs*world, p.rows)
-		}
-	} else {
-		p.batches = (uint64(p.rows) + bs - 1) / bs
+	if p.in.Partitions == 0 {
+		p.in.Partitions = AutoPartitions(len(p.groups))
 	}
-	k, n := uint64(in.Node), uint64(in.Nodes)
-	p.lo, p.hi = k*p.batches/n, (k+1)*p.batches/n
+	P := p.in.Partitions
+	if P > len(p.groups) {
+		return nil, fmt.Errorf("partitions %d: only %d row groups hold kept rows, and a partition needs at least one; lower partitions",
+			P, len(p.groups))
+	}
+	if err := checkNodes(P, in.Nodes); err != nil {
+		return nil, err
+	}
+	p.parts, p.partRows = split(in.Rows, p.groups, P, in.Seed)
+	bs := int64(in.BatchSize)
+	p.partLen = make([]int64, P)
+	p.rounds = -1
+	for i, n := range p.partRows {
+		p.partLen[i] = n / bs
+		if !in.DropLast {
+			p.partLen[i] = (n + bs - 1) / bs
+		}
+		if p.rounds < 0 || p.partLen[i] < p.rounds {
+			p.rounds = p.partLen[i]
+		}
+	}
+	if !in.DropLast {
+		p.tailAt = map[ref]uint64{}
+		for j := p.rounds; ; j++ {
+			n := len(p.tail)
+			for i := range P {
+				if j < p.partLen[i] {
+					p.tailAt[ref{i, j}] = uint64(P)*uint64(p.rounds) + uint64(len(p.tail))
+					p.tail = append(p.tail, ref{i, j})
+				}
+			}
+			if len(p.tail) == n {
+				break
+			}
+		}
+	}
+	for i := in.Node; i < P; i += in.Nodes {
+		p.mine = append(p.mine, i)
+	}
+	for i, r := range p.tail {
+		if r.p%in.Nodes == in.Node {
+			p.myTail = append(p.myTail, p.mainBatches()+uint64(i))
+		}
+	}
+	if in.DropLast && p.steps(0) == 0 {
+		least := 0
+		for i := range P {
+			if p.partRows[i] < p.partRows[least] {
+				least = i
+			}
+		}
+		return nil, fmt.Errorf("batch_size %d × %d ranks: each of the %d partitions gives %d batches per epoch (the smallest holds %d rows), "+
+			"too few for one batch per rank; lower batch_size or partitions, or set drop_last: false",
+			in.BatchSize, p.world, P, p.rounds, p.partRows[least])
+	}
 	return p, nil
 }
 
@@ -69,129 +131,72 @@ func New(in Input) (*Plan, error) {
 func (p *Plan) Rows() int64    { return p.rows }
 func (p *Plan) RowGroups() int { return len(p.groups) }
 
-// GlobalBatches is the number of global batches per epoch, over all nodes.
-func (p *Plan) GlobalBatches() uint64 { return p.batches }
+// Partitions is the partition count in force (Input.Partitions, or the automatic one).
+func (p *Plan) Partitions() int { return p.in.Partitions }
+
+// NodePartitions lists the partitions this node serves: p ≡ node (mod nodes).
+func (p *Plan) NodePartitions() []int { return p.mine }
+
+// PartitionRowGroups lists partition i's row groups in file order.
+func (p *Plan) PartitionRowGroups(i int) []int { return p.parts[i] }
+
+// NodeRows is the number of kept rows in this node's partitions.
+func (p *Plan) NodeRows() int64 {
+	var n int64
+	for _, i := range p.mine {
+		n += p.partRows[i]
+	}
+	return n
+}
+
+// mainBatches is the number of global batches in the rounds: P × rounds.
+func (p *Plan) mainBatches() uint64 { return uint64(p.in.Partitions) * uint64(p.rounds) }
+
+// GlobalBatches is the number of global batches an epoch serves over all nodes.
+func (p *Plan) GlobalBatches() uint64 {
+	if p.in.DropLast {
+		return p.steps(0) * p.world
+	}
+	return p.mainBatches() + uint64(len(p.tail))
+}
 
 // DroppedRows is the number of kept rows per epoch that no batch serves (drop_last).
 func (p *Plan) DroppedRows() int64 {
+	return p.rows - p.servedRows()
+}
+
+func (p *Plan) servedRows() int64 {
 	if !p.in.DropLast {
-		return 0
+		return p.rows
 	}
-	return p.rows - int64(p.batches)*int64(p.in.BatchSize)
+	return int64(p.GlobalBatches()) * int64(p.in.BatchSize)
 }
 
-// NodeBatches is the range of global batches this node serves each epoch.
-func (p *Plan) NodeBatches() (lo, hi uint64) { return p.lo, p.hi }
-
-// Steps is the number of batches local rank r gets per epoch.
-func (p *Plan) Steps(rank int) uint64 {
-	n, r, R := p.hi-p.lo, uint64(rank), uint64(p.in.Ranks)
-	if r >= n {
-		return 0
+// steps is, with drop_last, every rank's step count in an epoch started at global batch
+// base: the whole steps of the world that fit in the rounds from base on.
+func (p *Plan) steps(base uint64) uint64 {
+	if m := p.mainBatches(); base < m {
+		return (m - base) / p.world
 	}
-	return (n-r-1)/R + 1
+	return 0
 }
 
-// Global is the global batch index of local rank's step.
-func (p *Plan) Global(rank int, step uint64) uint64 {
-	return p.lo + step*uint64(p.in.Ranks) + uint64(rank)
+// locate says which partition and batch of it global batch g is.
+func (p *Plan) locate(g uint64) ref {
+	P := uint64(p.in.Partitions)
+	if g < p.mainBatches() {
+		return ref{int(g % P), int64(g / P)}
+	}
+	return p.tail[g-p.mainBatches()]
 }
 
-// BatchRows is the number of rows of global batch g (short only for the last one
-// without drop_last).
+// BatchRows is the number of rows of global batch g (short only for a partition's last
+// batch without drop_last).
 func (p *Plan) BatchRows(g uint64) int {
-	bs := uint64(p.in.BatchSize)
-	if end := (g + 1) * bs; end > uint64(p.rows) {
-		return int(uint64(p.rows) - g*bs)
-	}
-	return p.in.BatchSize
+	r := p.locate(g)
+	bs := int64(p.in.BatchSize)
+	return int(min(bs, p.partRows[r.p]-r.j*bs))
 }
 
-// Epoch returns the plan of epoch e.
-func (p *Plan) Epoch(e uint64) *Epoch {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if ep := p.epochs[e]; ep != nil {
-		return ep
-	}
-	if len(p.epochs) >= 4 { // ranks are rarely more than an epoch apart
-		for k := range p.epochs {
-			delete(p.epochs, k)
-		}
-	}
-	ep := p.build(e)
-	p.epochs[e] = ep
-	return ep
-}
-
-func (p *Plan) build(e uint64) *Epoch {
-	order := append([]int(nil), p.groups...)
-	if p.in.ShuffleRowGroups {
-		perm := Perm(len(order), seedOf(p.in.Seed, 1, e))
-		for i, j := range perm {
-			order[i] = p.groups[j]
-		}
-	}
-	w := max(p.in.Window, 1)
-	ep := &Epoch{Number: e}
-	var start int64
-	for i := 0; i < len(order); i += w {
-		win := Window{Epoch: e, Index: len(ep.Windows), RowGroups: order[i:min(i+w, len(order))], Start: start}
-		for _, g := range win.RowGroups {
-			win.Rows += p.in.Rows[g]
-		}
-		if p.in.Window > 0 {
-			win.Seed = seedOf(p.in.Seed, 2, e, uint64(win.Index))
-			win.Shuffled = true
-		}
-		start += win.Rows
-		ep.Windows = append(ep.Windows, win)
-	}
-	return ep
-}
-
-// Epoch is one epoch's windows, in serving order.
-type Epoch struct {
-	Number  uint64
-	Windows []Window
-}
-
-// Window is a run of row groups whose kept rows are decoded together and mixed.
-type Window struct {
-	Epoch     uint64
-	Index     int
-	RowGroups []int // global row-group indices, in decode order
-	Rows      int64 // kept rows
-	Start     int64 // position of its first row in the epoch's stream
-	Shuffled  bool  // rows are mixed by Perm(Rows, Seed)
-	Seed      uint64
-}
-
-// Span is a run of a batch's rows taken from one window: positions [From, To) of the
-// window's (permuted) order.
-type Span struct {
-	Window   int
-	From, To int64
-}
-
-// Spans lists where global batch g's rows come from, in batch order.
-func (p *Plan) Spans(ep *Epoch, g uint64) []Span {
-	lo := int64(g) * int64(p.in.BatchSize)
-	hi := lo + int64(p.BatchRows(g))
-	i := sort.Search(len(ep.Windows), func(i int) bool { return ep.Windows[i].Start+ep.Windows[i].Rows > lo })
-	var out []Span
-	for ; i < len(ep.Windows) && ep.Windows[i].Start < hi; i++ {
-		w := &ep.Windows[i]
-		out = append(out, Span{Window: i, From: max(lo, w.Start) - w.Start, To: min(hi, w.Start+w.Rows) - w.Start})
-	}
-	return out
-}
-
-// NodeWindows is the range of window indices of epoch ep that this node's batches touch.
-func (p *Plan) NodeWindows(ep *Epoch) (first, last int) {
-	if p.hi == p.lo {
-		return 0, -1
-	}
-	a, b := p.Spans(ep, p.lo), p.Spans(ep, p.hi-1)
-	return a[0].Window, b[len(b)-1].Window
-}
+// Partition is the partition that global batch g comes from.
+func (p *Plan) Partition(g uint64) int { return p.locate(g).p }

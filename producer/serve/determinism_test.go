@@ -11,7 +11,11 @@ func TestExactlyOnce(t *testing.T) {
 	cfg := testConfig(t)
 	out := serveAndRead(t, cfg, Options{}, nil)
 	const rows, bs = 20000, 256
-	wantBatches := rows / bs / 2
+	p := testPlan(t, cfg)
+	wantBatches := int(p.Steps(0))
+	if p.DroppedRows() != int64(rows-wantBatches*2*bs) {
+		t.Fatalf("plan reports %d rows dropped, its steps drop %d", p.DroppedRows(), rows-wantBatches*2*bs)
+	}
 	for epoch := range uint64(2) {
 		seen := map[int64]int{}
 		for r, s := range out {

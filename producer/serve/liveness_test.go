@@ -20,7 +20,7 @@ func TestManyRanksSmallWindowsNeverHang(t *testing.T) {
 	cfg.Shuffle.Window = 1
 	out := serveAndRead(t, cfg, Options{}, nil)
 	for r, s := range out {
-		if want := 4 * (20000 / 500 / 4); len(s.hashes) != want {
+		if want := 4 * int(testPlan(t, cfg).Steps(0)); len(s.hashes) != want {
 			t.Fatalf("rank %d: %d batches, want %d", r, len(s.hashes), want)
 		}
 	}

@@ -6,13 +6,16 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/shmloader/shmloader/producer/plan"
 	"github.com/shmloader/shmloader/ring"
 )
 
 // serveRank fills one ring: batches in step order, an END_OF_EPOCH marker after each
 // epoch, END_OF_STREAM after the last; a consumer's seek moves it.
 func (s *server) serveRank(ctx context.Context, r int, p *ring.Producer, attached func() (bool, error)) error {
-	epoch, step := s.opt.StartEpoch, s.opt.StartStep
+	// base: the global batch this epoch started at (nonzero only in an epoch resumed
+	// from a state saved under another world size).
+	epoch, step, base := s.opt.StartEpoch, s.opt.StartStep, s.opt.StartBase
 	var dataEnd uint64
 	var left time.Time // when the trainer was last seen gone, while the ring is full
 	for {
@@ -31,7 +34,7 @@ func (s *server) serveRank(ctx context.Context, r int, p *ring.Producer, attache
 			return fmt.Errorf("rank %d: %w", r, err)
 		}
 		if e, st, ok := p.PollSeek(); ok {
-			epoch, step = e, st
+			epoch, step, base = e, st, 0
 			s.logf("rank %d: consumer seeks to epoch %d step %d", r, e, st)
 		}
 		switch {
@@ -46,16 +49,16 @@ func (s *server) serveRank(ctx context.Context, r int, p *ring.Producer, attache
 				s.stats.rank(r).done.Store(true)
 				return nil
 			}
-			epoch, step = e, st // a trainer resuming near the end: serve on from there
+			epoch, step, base = e, st, 0 // a trainer resuming near the end: serve on from there
 			s.logf("rank %d: consumer seeks to epoch %d step %d", r, e, st)
 			continue
-		case step >= s.plan.Steps(r):
+		case step >= s.plan.StepsFrom(r, base):
 			p.PublishMarker(slot, ring.FlagEndOfEpoch, epoch)
 			s.stats.rank(r).epochDone(epoch)
-			epoch, step = epoch+1, 0
+			epoch, step, base = epoch+1, 0, 0
 			continue
 		}
-		rows, err := s.fill(ctx, slot, r, epoch, step)
+		rows, err := s.fill(ctx, slot, r, epoch, s.plan.GlobalFrom(r, base, step))
 		if err != nil {
 			return err
 		}
@@ -66,39 +69,42 @@ func (s *server) serveRank(ctx context.Context, r int, p *ring.Producer, attache
 	}
 }
 
-// fill gathers batch (epoch, step) of rank r into slot and returns its rows.
-func (s *server) fill(ctx context.Context, slot *ring.Slot, r int, epoch, step uint64) (int, error) {
-	g := s.plan.Global(r, step)
+// fill gathers global batch g of epoch into slot and returns its rows.
+func (s *server) fill(ctx context.Context, slot *ring.Slot, r int, epoch, g uint64) (int, error) {
 	ep := s.plan.Epoch(epoch)
 	at := 0
-	last := -1
+	var last plan.Span
 	for _, sp := range s.plan.Spans(ep, g) {
-		w, err := s.cache.get(ctx, ep, sp.Window)
+		w, err := s.cache.get(ctx, ep, sp.Part, sp.Window)
 		if err != nil {
 			return 0, err
 		}
 		s.gather(slot, w, sp.From, sp.To, at)
 		s.cache.unpin(w)
 		at += int(sp.To - sp.From)
-		last = sp.Window
+		last = sp
 	}
 	s.prefetchAfter(epoch, last)
 	return at, nil
 }
 
-// prefetchAfter queues the windows this node needs after window wi of epoch e.
-func (s *server) prefetchAfter(e uint64, wi int) {
-	for range s.cfg.Prefetch {
-		ep := s.plan.Epoch(e)
-		_, last := s.plan.NodeWindows(ep)
-		if wi++; wi > last {
+// prefetchAfter queues the windows this node reads after window sp of epoch e, in the
+// order of their first use (plan.NodeOrder), into the next epoch if need be.
+func (s *server) prefetchAfter(e uint64, sp plan.Span) {
+	order := s.order(e)
+	i := order.index[[2]int{sp.Part, sp.Window}]
+	for range s.cfg.Prefetch * len(s.plan.NodePartitions()) {
+		if i++; i >= len(order.windows) {
 			if e++; s.cfg.Epochs != 0 && e >= s.cfg.Epochs {
 				return
 			}
-			ep = s.plan.Epoch(e)
-			wi, _ = s.plan.NodeWindows(ep)
+			order, i = s.order(e), 0
+			if len(order.windows) == 0 {
+				return
+			}
 		}
-		s.cache.prefetch(ep, wi)
+		wr := order.windows[i]
+		s.cache.prefetch(s.plan.Epoch(e), wr.Part, wr.Index)
 	}
 }
 
@@ -161,4 +167,29 @@ func (s *server) orphaned(r int, p *ring.Producer, attached func() (bool, error)
 			r, s.stats.rank(r).step.Load(), s.opt.DrainTimeout)
 	}
 	return nil
+}
+
+// nodeOrder is the order in which this node first reads the windows of one epoch.
+type nodeOrder struct {
+	windows []plan.WindowRef
+	index   map[[2]int]int // (partition, window) → position in windows
+}
+
+// order returns epoch e's node order (an epoch started at 0), computing it once per
+// epoch; a few recent epochs are kept.
+func (s *server) order(e uint64) *nodeOrder {
+	s.orderMu.Lock()
+	defer s.orderMu.Unlock()
+	if o := s.orders[e]; o != nil {
+		return o
+	}
+	if len(s.orders) >= 4 {
+		clear(s.orders)
+	}
+	o := &nodeOrder{windows: s.plan.NodeOrder(s.plan.Epoch(e), 0), index: map[[2]int]int{}}
+	for i, w := range o.windows {
+		o.index[[2]int{w.Part, w.Index}] = i
+	}
+	s.orders[e] = o
+	return o
 }

@@ -20,6 +20,10 @@ import (
 type Options struct {
 	Dir                   string // segment directory ("" = $SHMLOADER_SHM_DIR or /dev/shm)
 	StartEpoch, StartStep uint64 // where every rank starts
+	// StartBase is the global batch the start epoch began at, and SavedWorld the
+	// trainers of the layout StartStep counts in (0: this one). A state saved under
+	// another world size is translated to this layout (plan.Resume).
+	StartBase, SavedWorld uint64
 	ExpectHash            uint64 // if nonzero, the config hash a resumed state was saved with
 	DrainTimeout          time.Duration
 	Log                   io.Writer // start-up summary and status lines; nil for none
@@ -44,6 +48,9 @@ type server struct {
 	queue *queue
 	cache *cache
 	stats stats
+
+	orderMu sync.Mutex
+	orders  map[uint64]*nodeOrder // per epoch, a few recent ones
 }
 
 // Run serves cfg until every rank has published its epochs and its consumer has read
@@ -53,7 +60,7 @@ func Run(ctx context.Context, cfg *config.Config, opt Options) ([]Result, error)
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	s := &server{cfg: cfg, opt: opt, queue: newQueue()}
+	s := &server{cfg: cfg, opt: opt, queue: newQueue(), orders: map[uint64]*nodeOrder{}}
 	ds, err := dataset.Open(cfg.Dataset)
 	if err != nil {
 		return nil, err
@@ -76,9 +83,14 @@ func Run(ctx context.Context, cfg *config.Config, opt Options) ([]Result, error)
 	}
 	s.plan, err = plan.New(plan.Input{Rows: rows, BatchSize: cfg.BatchSize, Seed: cfg.Seed,
 		ShuffleRowGroups: cfg.Shuffle.RowGroups, Window: cfg.Shuffle.Window, DropLast: cfg.DropLast,
-		Ranks: cfg.Ranks, Node: cfg.Node.Rank, Nodes: cfg.Node.Count})
+		Partitions: cfg.Partitions, Ranks: cfg.Ranks, Node: cfg.Node.Rank, Nodes: cfg.Node.Count})
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", cfg.Dataset, err)
+	}
+	if opt.SavedWorld != 0 {
+		if s.opt.StartBase, s.opt.StartStep, err = s.plan.Resume(opt.SavedWorld, opt.StartBase, opt.StartStep); err != nil {
+			return nil, err
+		}
 	}
 	if last := cfg.Ranks - 1; s.plan.Steps(last) == 0 {
 		return nil, fmt.Errorf("%s: rank %d of node %d gets no batches: %d global batches per epoch for %d ranks on %d nodes; "+
@@ -87,10 +99,12 @@ func Run(ctx context.Context, cfg *config.Config, opt Options) ([]Result, error)
 	if cfg.Epochs != 0 && opt.StartEpoch >= cfg.Epochs {
 		return nil, fmt.Errorf("start at epoch %d: the job has epochs 0..%d", opt.StartEpoch, cfg.Epochs-1)
 	}
-	if opt.StartStep >= s.plan.Steps(0) {
-		return nil, fmt.Errorf("start at step %d: an epoch has steps 0..%d per rank", opt.StartStep, s.plan.Steps(0)-1)
+	if n := s.plan.StepsFrom(0, s.opt.StartBase); s.opt.StartStep >= n {
+		return nil, fmt.Errorf("start at step %d: an epoch has steps 0..%d per rank", s.opt.StartStep, int64(n)-1)
 	}
-	s.cache = newCache(s.src, s.queue, rows, cfg.Prefetch+2, largestWindow(rows, cfg.Shuffle.Window))
+	// One window per partition of this node is being read at a time, prefetch more each.
+	parts := len(s.plan.NodePartitions())
+	s.cache = newCache(s.src, s.queue, rows, (cfg.Prefetch+1)*parts+1, largestWindow(rows, cfg.Shuffle.Window))
 	s.stats.ranks = make([]rankStats, cfg.Ranks)
 
 	specs := make([]ring.Spec, cfg.Ranks)

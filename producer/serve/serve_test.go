@@ -13,7 +13,9 @@ import (
 
 	"github.com/shmloader/shmloader/consumer"
 	"github.com/shmloader/shmloader/producer/config"
+	"github.com/shmloader/shmloader/producer/dataset"
 	"github.com/shmloader/shmloader/producer/gen"
+	"github.com/shmloader/shmloader/producer/plan"
 )
 
 func TestMain(m *testing.M) {
@@ -157,4 +159,23 @@ func hashOf(b *consumer.Batch) string {
 		h.Write(t.Data)
 	}
 	return fmt.Sprintf("%d/%d:%x", b.Epoch, b.Step, h.Sum(nil)[:8])
+}
+
+// testPlan is the plan serve makes of cfg (no filter): the counts tests expect.
+func testPlan(t testing.TB, cfg *config.Config) *plan.Plan {
+	t.Helper()
+	ds, err := dataset.Open(cfg.Dataset)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := make([]int64, len(ds.RowGroups))
+	for i, rg := range ds.RowGroups {
+		rows[i] = rg.Rows
+	}
+	p, err := plan.New(plan.Input{Rows: rows, BatchSize: cfg.BatchSize, Seed: cfg.Seed, ShuffleRowGroups: cfg.Shuffle.RowGroups,
+		Window: cfg.Shuffle.Window, DropLast: cfg.DropLast, Partitions: cfg.Partitions, Ranks: cfg.Ranks, Nodes: cfg.Node.Count})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

@@ -3,10 +3,12 @@ package serve
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/shmloader/shmloader/producer/plan"
 	"github.com/shmloader/shmloader/ring"
 )
 
@@ -81,13 +83,23 @@ func (s *server) summary(dir string, hash uint64, workers int, g *ring.Geometry)
 	if s.src.filtering() {
 		s.logf("filter keeps %d rows in %d row groups", p.Rows(), p.RowGroups())
 	}
-	lo, hi := p.NodeBatches()
-	dropped := "the last batch may be short (drop_last: false)"
+	dropped := "each partition's last batch may be short (drop_last: false)"
 	if c.DropLast {
 		dropped = fmt.Sprintf("%d rows dropped (drop_last)", p.DroppedRows())
 	}
-	s.logf("epoch: %d global batches of %d rows; node %d/%d serves batches [%d, %d), %d steps per rank; %s",
-		p.GlobalBatches(), c.BatchSize, c.Node.Rank, c.Node.Count, lo, hi, p.Steps(0), dropped)
+	s.logf("plan v%d: %d partitions; node %d/%d serves partitions %s: %d rows, in every epoch",
+		plan.Version, p.Partitions(), c.Node.Rank, c.Node.Count, listText(p.NodePartitions()), p.NodeRows())
+	lo, hi := p.Steps(c.Ranks-1), p.Steps(0)
+	steps := fmt.Sprintf("%d steps per rank", hi)
+	if lo != hi {
+		steps = fmt.Sprintf("%d to %d steps per rank", lo, hi)
+	}
+	s.logf("epoch: %d global batches of %d rows over %d trainers; %s; %s",
+		p.GlobalBatches(), c.BatchSize, p.World(), steps, dropped)
+	if lo != hi || c.Node.Count > 1 && !c.DropLast {
+		s.logf("warning: with drop_last: false ranks (and nodes) may get different batch counts per epoch; " +
+			"a collective training step (all-reduce) then waits forever for the rank that has none: drop_last: true gives every rank the same count")
+	}
 	for _, t := range s.src.tensors {
 		s.logf("tensor %-12s %-8s %v", t.Name, t.DType, append([]int{c.BatchSize}, t.Shape...))
 	}
@@ -97,9 +109,25 @@ func (s *server) summary(dir string, hash uint64, workers int, g *ring.Geometry)
 	}
 	s.logf("job %q: %d rings × %d slots × %s in %s, config %#x, %d workers, epochs %s, seed %d",
 		c.Job, c.Ranks, c.RingDepth, sizeText(g.SlotSize), dir, hash, workers, epochs, c.Seed)
-	if s.opt.StartEpoch != 0 || s.opt.StartStep != 0 {
-		s.logf("starting every rank at epoch %d step %d", s.opt.StartEpoch, s.opt.StartStep)
+	switch o := s.opt; {
+	case o.StartBase != 0:
+		s.logf("starting every rank at epoch %d, global batch %d (a state saved under %d trainers; %d here)",
+			o.StartEpoch, o.StartBase, o.SavedWorld, p.World())
+	case o.StartEpoch != 0 || o.StartStep != 0:
+		s.logf("starting every rank at epoch %d step %d", o.StartEpoch, o.StartStep)
 	}
+}
+
+// listText writes a list of partitions briefly: "0-7" or "1, 3, 5".
+func listText(xs []int) string {
+	if n := len(xs); n > 2 && xs[n-1]-xs[0] == n-1 {
+		return fmt.Sprintf("%d-%d", xs[0], xs[n-1])
+	}
+	parts := make([]string, len(xs))
+	for i, x := range xs {
+		parts[i] = fmt.Sprint(x)
+	}
+	return strings.Join(parts, ", ")
 }
 
 func sizeText(n uint64) string {

@@ -9,6 +9,7 @@ import (
 
 type windowKey struct {
 	epoch uint64
+	part  int
 	index int
 }
 
@@ -81,9 +82,10 @@ func newCache(src *source, q *queue, rows []int64, capacity int, bufRows int64) 
 	return c
 }
 
-// get returns window wi of ep, decoded, and pinned: call unpin after copying from it.
-func (c *cache) get(ctx context.Context, ep *plan.Epoch, wi int) (*window, error) {
-	key := windowKey{ep.Number, wi}
+// get returns window wi of partition part of ep, decoded, and pinned: call unpin after
+// copying from it.
+func (c *cache) get(ctx context.Context, ep *plan.Epoch, part, wi int) (*window, error) {
+	key := windowKey{ep.Number, part, wi}
 	c.mu.Lock()
 	w := c.entries[key]
 	for w == nil && !c.makeRoom() {
@@ -96,7 +98,7 @@ func (c *cache) get(ctx context.Context, ep *plan.Epoch, wi int) (*window, error
 	}
 	fresh := w == nil
 	if fresh {
-		w = c.start(ep.Windows[wi], key)
+		w = c.start(ep.Parts[part][wi], key)
 	}
 	w.pins++
 	c.tick++
@@ -130,15 +132,16 @@ func (c *cache) unpin(w *window) {
 	c.changed.Broadcast()
 }
 
-// prefetch starts decoding window wi of ep if it is absent and there is room.
-func (c *cache) prefetch(ep *plan.Epoch, wi int) {
-	key := windowKey{ep.Number, wi}
+// prefetch starts decoding window wi of partition part of ep if it is absent and there
+// is room.
+func (c *cache) prefetch(ep *plan.Epoch, part, wi int) {
+	key := windowKey{ep.Number, part, wi}
 	c.mu.Lock()
 	if c.entries[key] != nil || !c.makeRoom() {
 		c.mu.Unlock()
 		return
 	}
-	w := c.start(ep.Windows[wi], key)
+	w := c.start(ep.Parts[part][wi], key)
 	c.tick++
 	w.used = c.tick
 	c.mu.Unlock()

@@ -29,6 +29,10 @@ _SLICE_MS = 100
 
 _JOB_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,39}")  # PROTOCOL.md "Files"
 
+# The producer's plan version (producer/plan.Version): what a step of an epoch names.
+# Saved states carry it, and `serve --resume` refuses a state of another version.
+PLAN_VERSION = 2
+
 _EPOCH_END = object()
 _STREAM_END = object()
 
@@ -429,8 +433,8 @@ class Loader:
         self._ended = False
 
     def state_dict(self) -> dict[str, Any]:
-        """Where this consumer stands: ``{"job", "rank", "epoch", "step", "config_hash"}``,
-        ``step`` being the next step to deliver. :meth:`load_state_dict` resumes there
+        """Where this consumer stands: ``{"job", "rank", "epoch", "step", "config_hash",
+        "plan_version"}``, ``step`` being the next step to deliver. :meth:`load_state_dict` resumes there
         with the same bytes."""
         self._live("state_dict")
         if self._position is None:
@@ -446,6 +450,7 @@ class Loader:
             "epoch": epoch,
             "step": step,
             "config_hash": self._info.config_hash,
+            "plan_version": PLAN_VERSION,
         }
 
     def load_state_dict(self, state: Mapping[str, Any]) -> None:

@@ -29,9 +29,11 @@ CONSUME = TESTS / "serveconsume.py"
 HASH_VECTORS = REPO / "producer" / "transform" / "testdata" / "hash_vectors.json"
 
 SUMMARY_RE = re.compile(
-    r"epoch: (?P<global>\d+) global batches of (?P<batch>\d+) rows; node (?P<node>\d+)/"
-    r"(?P<nodes>\d+) serves batches \[(?P<lo>\d+), (?P<hi>\d+)\), (?P<steps>\d+) steps per "
-    r"rank; (?:(?P<dropped>\d+) rows dropped \(drop_last\)|the last batch may be short "
+    r"plan v2: (?P<partitions>\d+) partitions; node (?P<node>\d+)/(?P<nodes>\d+) serves "
+    r"partitions [-0-9, ]+: (?P<node_rows>\d+) rows, in every epoch\n"
+    r"serve: epoch: (?P<global>\d+) global batches of (?P<batch>\d+) rows over "
+    r"(?P<world>\d+) trainers; (?:(?P<steps_lo>\d+) to )?(?P<steps>\d+) steps per rank; "
+    r"(?:(?P<dropped>\d+) rows dropped \(drop_last\)|each partition's last batch may be short "
     r"\(drop_last: false\))"
 )
 RESULT_RE = re.compile(r"^rank=(\d+) batches=(\d+) rows=(\d+)$")

@@ -215,13 +215,27 @@ def test_serve_resume_from_a_saved_state_dict(env, baseline, resumed):
 def test_serve_resume_refuses_a_state_of_another_config(env, baseline, tmp_path):
     g: servekit.Group = env["g"]
     bad = tmp_path / "other.json"
-    bad.write_text(json.dumps({"job": "x", "rank": 0, "epoch": 0, "step": 3,
+    bad.write_text(json.dumps({"job": "x", "rank": 0, "epoch": 0, "step": 3, "plan_version": 2,
                                "config_hash": env["config_hash"] ^ 1}))  # fmt: skip
     serve = g.serve(env["cfg"], new_job(), "--resume", str(bad))
     rc = serve.wait(timeout=20)
     servekit.assert_no_panic(serve.stderr)
     assert rc != 0, f"--resume with another config's hash was accepted\n{serve.describe()}"
     assert "config" in serve.stderr.lower(), serve.stderr
+
+
+def test_serve_resume_refuses_a_state_of_another_plan_version(env, baseline, tmp_path):
+    """A state saved before plan v2 (no plan_version: a step named other rows then) is
+    refused with a message that says why, never misread."""
+    g: servekit.Group = env["g"]
+    old = tmp_path / "v1.json"
+    old.write_text(json.dumps({"job": "x", "rank": 0, "epoch": 0, "step": 3,
+                               "config_hash": env["config_hash"]}))  # fmt: skip
+    serve = g.serve(env["cfg"], new_job(), "--resume", str(old))
+    rc = serve.wait(timeout=20)
+    servekit.assert_no_panic(serve.stderr)
+    assert rc != 0, f"--resume with a plan v1 state was accepted\n{serve.describe()}"
+    assert "no plan_version" in serve.stderr and "plan version 2" in serve.stderr, serve.stderr
 
 
 def test_another_seed_gives_another_order_of_the_same_rows(env, baseline):

@@ -214,11 +214,14 @@ def test_values_equal_the_transforms_computed_from_the_parquet_files(run, table)
 
 
 def test_without_drop_last_every_row_once_and_one_short_batch(group, gen_dataset, tmp_path):
-    """drop_last: false with 3 ranks: 33 full batches and a short one per epoch, so rank 0
-    gets one batch more than ranks 1 and 2; every row still comes exactly once."""
-    ranks, batch = 3, 600
-    full, short = divmod(GEN_ROWS, batch)
-    total = full + 1
+    """drop_last: false with 3 ranks. The 20 row groups form 2 partitions of 10000 rows
+    (plan v2), each 16 full batches of 600 and a short one of 400: 34 global batches,
+    the short ones last (g = 16·2 + p), so ranks 0 and 1 get 12 batches and rank 2 gets
+    10; every row still comes exactly once."""
+    ranks, batch, parts = 3, 600, 2
+    full, short = divmod(GEN_ROWS // parts, batch)
+    total = (full + 1) * parts
+    short_batches = {full * parts + p for p in range(parts)}
     cfg = servekit.write_config(
         tmp_path / "nodrop.yaml", dataset=str(gen_dataset), batch_size=batch, seed=3,
         epochs=EPOCHS, ranks=ranks, drop_last=False, shuffle={"row_groups": True, "window": 2},
@@ -237,15 +240,15 @@ def test_without_drop_last_every_row_once_and_one_short_batch(group, gen_dataset
     for r, res in enumerate(results):
         assert res.end == "stream_end", (r, res.end)
         assert res.meta["epoch_counts"] == [steps[r]] * EPOCHS, (r, res.meta["epoch_counts"])
-    last_rank = (total - 1) % ranks
     for epoch in range(EPOCHS):
         ids = np.concatenate([res.epoch_rows(epoch) for res in results])
         assert np.array_equal(np.sort(ids), np.arange(GEN_ROWS)), f"epoch {epoch}"
-        sizes = [(r, b["step"], b["rows"]) for r, res in enumerate(results)
-                 for b in res.batches if b["epoch"] == epoch and b["rows"] != batch]  # fmt: skip
-        assert sizes == [(last_rank, steps[last_rank] - 1, short)], sizes
+        sizes = sorted((r, b["step"], b["rows"]) for r, res in enumerate(results)
+                       for b in res.batches if b["epoch"] == epoch and b["rows"] != batch)  # fmt: skip
+        assert sizes == sorted((g % ranks, g // ranks, short) for g in short_batches), sizes
+    shorts = [sum(g % ranks == r for g in short_batches) for r in range(ranks)]
     assert serve.results() == {
-        r: (steps[r] * EPOCHS, EPOCHS * (steps[r] * batch - (batch - short) * (r == last_rank)))
+        r: (steps[r] * EPOCHS, EPOCHS * (steps[r] * batch - (batch - short) * shorts[r]))
         for r in range(ranks)
     }
 

@@ -5,9 +5,10 @@ delivers, global batch by global batch, byte for byte.
 On one machine the two "nodes" need different job names: the job names the shared-memory
 segments (shmloader-<uid>-<job>-r<rank>), so two producers of one job would collide.
 
-Mapping (producer/plan/doc.go): with G global batches per epoch, node k of n serves
-[⌊kG/n⌋, ⌊(k+1)G/n⌋), its j-th batch to local rank j mod R as step ⌊j/R⌋; one node with
-R' ranks sends global batch g to rank g mod R', step ⌊g/R'⌋.
+Mapping (producer/plan/doc.go, plan v2): global batch g is batch g div P of partition
+g mod P, and node k of n holds the partitions p ≡ k (mod n); its j-th batch goes to local
+rank j mod R as step ⌊j/R⌋, so rank r of node k receives g = (s·R + r)·n + k at step s.
+One node with R' ranks sends global batch g to rank g mod R', step ⌊g/R'⌋.
 """
 
 from __future__ import annotations
@@ -23,7 +24,9 @@ NODES = 2
 RANKS_PER_NODE = 2
 WORLD = NODES * RANKS_PER_NODE
 EPOCHS = 2
-BATCH = 400  # 20000 rows: 50 global batches fit, 48 (a multiple of the world size) served
+# 20000 rows in 20 row groups: 2 partitions of 10000 rows, 25 batches each: 50 global
+# batches, 48 (a multiple of the world size) served.
+BATCH = 400
 
 
 def test_two_nodes_deliver_exactly_the_batches_of_one_node_with_all_ranks(
@@ -63,25 +66,26 @@ def test_two_nodes_deliver_exactly_the_batches_of_one_node_with_all_ranks(
     summaries = [s.summary() for s, _ in started]
     for k, summ in enumerate(summaries):
         assert summ["global"] == g_total, summ
-        assert (summ["lo"], summ["hi"]) == (k * g_total // NODES, (k + 1) * g_total // NODES)
+        assert (summ["partitions"], summ["node_rows"]) == (2, servekit.GEN_ROWS // 2), summ
         assert summ["steps"] == g_total // WORLD, summ
         assert summ["dropped"] == servekit.GEN_ROWS - g_total * BATCH, summ
 
     # (epoch, global batch) -> (hash, ids), from each side.
-    def by_global(results: list[servekit.Result], lo: int, ranks: int, into: dict) -> None:
+    def by_global(results: list[servekit.Result], node: int, nodes: int, into: dict) -> None:
+        ranks = len(results)
         for r, res in enumerate(results):
             offsets = np.cumsum([0] + [b["rows"] for b in res.batches])
             for i, b in enumerate(res.batches):
-                g = lo + b["step"] * ranks + r
+                g = (b["step"] * ranks + r) * nodes + node
                 key = (b["epoch"], g)
                 assert key not in into, f"global batch {key} delivered twice"
                 into[key] = (b["sha"], res.tensors["id"][offsets[i]:offsets[i + 1]])
 
     want: dict = {}
-    by_global(single, 0, WORLD, want)
+    by_global(single, 0, 1, want)
     got: dict = {}
     for k, results in enumerate(nodes):
-        by_global(results, summaries[k]["lo"], RANKS_PER_NODE, got)
+        by_global(results, k, NODES, got)
     keys = [(e, g) for e in range(EPOCHS) for g in range(g_total)]
     assert sorted(want) == keys
     assert sorted(got) == keys, "the nodes together missed or added global batches"
