@@ -6,49 +6,66 @@ import (
 	"github.com/shmloader/shmloader/ring"
 )
 
-// gather copies rows [sp.From, sp.To) of w, in serving order, into the slot's tensors
-// starting at batch row at: the one copy between decoded data and the trainer.
+// gather copies rows [from, to) of w, in serving order, into the slot's tensors starting
+// at batch row at: the one copy between decoded (or cached) rows and the trainer.
 func (s *server) gather(slot *ring.Slot, w *window, from, to int64, at int) {
-	n := int(to - from)
-	var order []int32
-	if w.perm != nil {
-		order = w.perm[from:to]
+	if w.order == nil {
+		s.gatherRuns(slot, w, from, to, at)
+		return
 	}
+	order := w.order[from:to]
+	n := len(order)
+	bases := make([]unsafe.Pointer, len(w.blocks))
 	for t, sz := range s.src.rowSize {
 		dst := slot.Tensor(t)[at*sz : (at+n)*sz]
-		src := w.bufs[t]
-		if order == nil {
-			copy(dst, src[int(from)*sz:int(to)*sz])
-			continue
+		for b := range w.blocks {
+			bases[b] = unsafe.Pointer(unsafe.SliceData(w.blocks[b].tensors[t]))
 		}
 		switch sz {
 		case 4:
-			gather4(dst, src, order)
+			gather4(dst, bases, order)
 		case 8:
-			gather8(dst, src, order)
+			gather8(dst, bases, order)
 		default:
-			for i, r := range order {
-				copy(dst[i*sz:(i+1)*sz], src[int(r)*sz:int(r+1)*sz])
+			for i, o := range order {
+				copy(dst[i*sz:(i+1)*sz], w.blocks[o.b].tensors[t][int(o.l)*sz:int(o.l+1)*sz])
 			}
 		}
 	}
 }
 
-// gather4 and gather8 move one element per row without copy's call overhead. The
-// windows' and slots' tensors are 4- and 8-byte aligned (the ring places tensors at
-// 256-byte boundaries and make([]byte) is 8-aligned).
-func gather4(dst, src []byte, order []int32) {
-	d := unsafe.Slice((*uint32)(unsafe.Pointer(unsafe.SliceData(dst))), len(dst)/4)
-	s := unsafe.Slice((*uint32)(unsafe.Pointer(unsafe.SliceData(src))), len(src)/4)
-	for i, r := range order {
-		d[i] = s[r]
+// gatherRuns copies rows [from, to) of a window whose rows keep their order: one run per
+// block it spans.
+func (s *server) gatherRuns(slot *ring.Slot, w *window, from, to int64, at int) {
+	for b := range w.blocks {
+		lo, hi := max(from, w.starts[b]), min(to, w.starts[b]+w.blocks[b].rows)
+		if lo >= hi {
+			continue
+		}
+		n := int(hi - lo)
+		for t, sz := range s.src.rowSize {
+			src := w.blocks[b].tensors[t][int(lo-w.starts[b])*sz:]
+			copy(slot.Tensor(t)[at*sz:(at+n)*sz], src[:n*sz])
+		}
+		at += n
 	}
 }
 
-func gather8(dst, src []byte, order []int32) {
+// gather4 and gather8 move one element per row without copy's call overhead. Blocks'
+// and slots' tensors are 4- and 8-byte aligned (the ring places tensors at 256-byte
+// boundaries; buffer sets and cache entries at 64-byte ones).
+// bases[b] is the tensor's data in block b; order's rows are within their blocks (the
+// window's own permutation).
+func gather4(dst []byte, bases []unsafe.Pointer, order []loc) {
+	d := unsafe.Slice((*uint32)(unsafe.Pointer(unsafe.SliceData(dst))), len(dst)/4)
+	for i, o := range order {
+		d[i] = *(*uint32)(unsafe.Add(bases[o.b], uintptr(o.l)*4))
+	}
+}
+
+func gather8(dst []byte, bases []unsafe.Pointer, order []loc) {
 	d := unsafe.Slice((*uint64)(unsafe.Pointer(unsafe.SliceData(dst))), len(dst)/8)
-	s := unsafe.Slice((*uint64)(unsafe.Pointer(unsafe.SliceData(src))), len(src)/8)
-	for i, r := range order {
-		d[i] = s[r]
+	for i, o := range order {
+		d[i] = *(*uint64)(unsafe.Add(bases[o.b], uintptr(o.l)*8))
 	}
 }

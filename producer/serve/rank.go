@@ -75,12 +75,12 @@ func (s *server) fill(ctx context.Context, slot *ring.Slot, r int, epoch, g uint
 	at := 0
 	var last plan.Span
 	for _, sp := range s.plan.Spans(ep, g) {
-		w, err := s.cache.get(ctx, ep, sp.Part, sp.Window)
+		w, err := s.windows.get(ctx, ep, sp.Part, sp.Window)
 		if err != nil {
 			return 0, err
 		}
 		s.gather(slot, w, sp.From, sp.To, at)
-		s.cache.unpin(w)
+		s.windows.unpin(w)
 		at += int(sp.To - sp.From)
 		last = sp
 	}
@@ -104,7 +104,7 @@ func (s *server) prefetchAfter(e uint64, sp plan.Span) {
 			}
 		}
 		wr := order.windows[i]
-		s.cache.prefetch(s.plan.Epoch(e), wr.Part, wr.Index)
+		s.windows.prefetch(s.plan.Epoch(e), wr.Part, wr.Index)
 	}
 }
 

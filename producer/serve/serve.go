@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"runtime"
-	"slices"
 	"sync"
 	"time"
 
@@ -45,9 +44,10 @@ type server struct {
 	opt   Options
 	src   *source
 	plan  *plan.Plan
-	queue *queue
-	cache *cache
-	stats stats
+	queue   *queue
+	blocks  *blockSource
+	windows *windows
+	stats   stats
 
 	orderMu sync.Mutex
 	orders  map[uint64]*nodeOrder // per epoch, a few recent ones
@@ -104,7 +104,8 @@ func Run(ctx context.Context, cfg *config.Config, opt Options) ([]Result, error)
 	}
 	// One window per partition of this node is being read at a time, prefetch more each.
 	parts := len(s.plan.NodePartitions())
-	s.cache = newCache(s.src, s.queue, rows, (cfg.Prefetch+1)*parts+1, largestWindow(rows, cfg.Shuffle.Window))
+	s.blocks = newBlockSource(s.src.rowSize, rows)
+	s.windows = newWindows(s.queue, s.blocks, (cfg.Prefetch+1)*parts+1)
 	s.stats.ranks = make([]rankStats, cfg.Ranks)
 
 	specs := make([]ring.Spec, cfg.Ranks)
@@ -136,7 +137,7 @@ func Run(ctx context.Context, cfg *config.Config, opt Options) ([]Result, error)
 			if errs[r] != nil { // stopped, or failed: this consumer sees it now, the others stop too
 				prods[r].SetState(ring.StateStopped)
 				cancel()
-				s.cache.wake()
+				s.windows.wake()
 			}
 		})
 	}
@@ -145,7 +146,7 @@ func Run(ctx context.Context, cfg *config.Config, opt Options) ([]Result, error)
 	rwg.Wait()
 	s.queue.stop()
 	wwg.Wait()
-	s.cache.close()
+	s.windows.close()
 
 	results := make([]Result, cfg.Ranks)
 	for r := range results {
@@ -166,18 +167,6 @@ func firstCause(errs []error) error {
 		}
 	}
 	return errors.Join(errs...)
-}
-
-// largestWindow is the most kept rows any window can hold: its W largest row groups.
-func largestWindow(rows []int64, window int) int64 {
-	sorted := slices.Clone(rows)
-	slices.Sort(sorted)
-	slices.Reverse(sorted)
-	var n int64
-	for _, r := range sorted[:min(max(window, 1), len(sorted))] {
-		n += r
-	}
-	return n
 }
 
 func (s *server) logf(format string, args ...any) {

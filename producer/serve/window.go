@@ -13,24 +13,28 @@ type windowKey struct {
 	index int
 }
 
-// window is one plan window's decoded outputs: bufs[t] holds tensor t of all its kept
-// rows, row-major, row groups in plan order.
+// window is one plan window's rows: blocks[i] holds the transformed kept rows of its
+// i-th row group (decoded, or mapped from the cache), in the window's concatenated order.
 type window struct {
-	key   windowKey
-	plan  plan.Window
-	bufs  [][]byte
-	perm  []int32 // serving order of the rows (nil: as decoded)
-	ready chan struct{}
+	key    windowKey
+	plan   plan.Window
+	blocks []block
+	starts []int64 // window row of each block's first row
+	order  []loc   // serving order of the rows (nil: as concatenated)
+	ready  chan struct{}
 
 	mu      sync.Mutex
 	pending int // tasks not done
 	err     error
 
-	pins int    // cache.mu: gathers using it now
-	used uint64 // cache.mu: last touch, for eviction
+	pins int    // windows.mu: gathers using it now
+	used uint64 // windows.mu: last touch, for eviction
 
 	onReady func() // wakes the gets waiting for room: a ready window can be evicted
 }
+
+// loc is where a row of the window lives: row l of block b.
+type loc struct{ b, l uint32 }
 
 // done records one finished task; the last one makes the window ready.
 func (w *window) done(err error) {
@@ -43,11 +47,25 @@ func (w *window) done(err error) {
 	w.mu.Unlock()
 	if last {
 		if w.err == nil && w.plan.Shuffled {
-			w.perm = plan.Perm(int(w.plan.Rows), w.plan.Seed)
+			w.order = w.locate(plan.Perm(int(w.plan.Rows), w.plan.Seed))
 		}
 		close(w.ready)
 		w.onReady()
 	}
+}
+
+// locate turns window rows into (block, row) pairs, once per window, so that gathers
+// index blocks directly.
+func (w *window) locate(perm []int32) []loc {
+	out := make([]loc, len(perm))
+	for i, r := range perm {
+		b := 0
+		for b+1 < len(w.starts) && w.starts[b+1] <= int64(r) { // few blocks: a scan beats a search
+			b++
+		}
+		out[i] = loc{uint32(b), uint32(int64(r) - w.starts[b])}
+	}
+	return out
 }
 
 func (w *window) isReady() bool {
@@ -59,32 +77,36 @@ func (w *window) isReady() bool {
 	}
 }
 
-// cache keeps up to capacity windows. Gathers pin a window only while copying from it
+// release gives every block's memory back.
+func (w *window) release() {
+	for i := range w.blocks {
+		w.blocks[i].release()
+	}
+	w.blocks = nil
+}
+
+// windows keeps up to capacity windows. Gathers pin a window only while copying from it
 // and never hold two pins, so a get that waits for room always gets it.
-type cache struct {
-	src      *source
+type windows struct {
 	queue    *queue
-	rows     []int64 // kept rows per row group (the plan's input)
+	blocks   *blockSource
 	capacity int
-	bufRows  int64 // rows every buffer set holds: the largest window
 
 	mu      sync.Mutex
 	changed *sync.Cond
 	entries map[windowKey]*window
-	spare   [][][]byte // buffer sets of evicted windows
-	maps    [][]byte   // every buffer set's mapping, unmapped by close
 	tick    uint64
 }
 
-func newCache(src *source, q *queue, rows []int64, capacity int, bufRows int64) *cache {
-	c := &cache{src: src, queue: q, rows: rows, capacity: capacity, bufRows: bufRows, entries: map[windowKey]*window{}}
+func newWindows(q *queue, blocks *blockSource, capacity int) *windows {
+	c := &windows{queue: q, blocks: blocks, capacity: capacity, entries: map[windowKey]*window{}}
 	c.changed = sync.NewCond(&c.mu)
 	return c
 }
 
 // get returns window wi of partition part of ep, decoded, and pinned: call unpin after
 // copying from it.
-func (c *cache) get(ctx context.Context, ep *plan.Epoch, part, wi int) (*window, error) {
+func (c *windows) get(ctx context.Context, ep *plan.Epoch, part, wi int) (*window, error) {
 	key := windowKey{ep.Number, part, wi}
 	c.mu.Lock()
 	w := c.entries[key]
@@ -122,11 +144,12 @@ func (c *cache) get(ctx context.Context, ep *plan.Epoch, part, wi int) (*window,
 	return w, nil
 }
 
-func (c *cache) unpin(w *window) {
+func (c *windows) unpin(w *window) {
 	c.mu.Lock()
 	w.pins--
-	if w.err != nil && w.pins == 0 {
+	if w.err != nil && w.pins == 0 && c.entries[w.key] == w {
 		delete(c.entries, w.key) // a later get retries and reports it again
+		w.release()
 	}
 	c.mu.Unlock()
 	c.changed.Broadcast()
@@ -134,7 +157,7 @@ func (c *cache) unpin(w *window) {
 
 // prefetch starts decoding window wi of partition part of ep if it is absent and there
 // is room.
-func (c *cache) prefetch(ep *plan.Epoch, part, wi int) {
+func (c *windows) prefetch(ep *plan.Epoch, part, wi int) {
 	key := windowKey{ep.Number, part, wi}
 	c.mu.Lock()
 	if c.entries[key] != nil || !c.makeRoom() {
@@ -150,7 +173,7 @@ func (c *cache) prefetch(ep *plan.Epoch, part, wi int) {
 
 // makeRoom evicts the least recently used idle window if the cache is full, and says
 // whether there is room now. c.mu is held.
-func (c *cache) makeRoom() bool {
+func (c *windows) makeRoom() bool {
 	if len(c.entries) < c.capacity {
 		return true
 	}
@@ -164,19 +187,28 @@ func (c *cache) makeRoom() bool {
 		return false
 	}
 	delete(c.entries, victim.key)
-	if victim.bufs != nil {
-		c.spare = append(c.spare, victim.bufs)
-	}
+	victim.release()
 	return true
 }
 
+// start registers a new window. c.mu is held.
+func (c *windows) start(pw plan.Window, key windowKey) *window {
+	w := &window{key: key, plan: pw, ready: make(chan struct{}), pending: len(pw.RowGroups), onReady: c.wake,
+		blocks: make([]block, len(pw.RowGroups)), starts: make([]int64, len(pw.RowGroups))}
+	var at int64
+	for i, g := range pw.RowGroups {
+		w.starts[i] = at
+		at += c.blocks.rows[g]
+	}
+	c.entries[key] = w
+	return w
+}
+
 // submit queues the window's row groups.
-func (c *cache) submit(w *window, urgent bool) {
+func (c *windows) submit(w *window, urgent bool) {
 	tasks := make([]task, len(w.plan.RowGroups))
-	var first int64
 	for i, g := range w.plan.RowGroups {
-		tasks[i] = task{w: w, rg: c.src.ds.RowGroups[g], kept: c.rows[g], first: first}
-		first += c.rows[g]
+		tasks[i] = task{w: w, block: i, rg: g}
 	}
 	c.queue.push(tasks, urgent)
 }
@@ -184,8 +216,19 @@ func (c *cache) submit(w *window, urgent bool) {
 // wake makes the gets waiting for room look again: a window became ready (so it can be
 // evicted) or the context was cancelled. Taking c.mu first means no get is between its
 // check and its Wait, so none misses the broadcast.
-func (c *cache) wake() {
+func (c *windows) wake() {
 	c.mu.Lock()
 	c.mu.Unlock() //nolint:staticcheck // an empty critical section orders the broadcast after every check
 	c.changed.Broadcast()
+}
+
+// close releases every window; nothing may use them afterwards.
+func (c *windows) close() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, w := range c.entries {
+		w.release() // the workers have stopped: no task writes into a block any more
+	}
+	c.entries = nil
+	c.blocks.close()
 }

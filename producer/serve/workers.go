@@ -7,12 +7,11 @@ import (
 	"github.com/shmloader/shmloader/producer/dataset"
 )
 
-// task is one row group to decode into a window.
+// task is one row group of a window to decode.
 type task struct {
 	w     *window
-	rg    dataset.RowGroup
-	kept  int64
-	first int64 // row of the window where its rows go
+	block int // index in the window
+	rg    int // global row-group index
 }
 
 // queue holds decode tasks: tasks a rank waits for go before prefetches.
@@ -91,11 +90,14 @@ func (s *server) worker(ctx context.Context) {
 		if !ok {
 			return
 		}
-		r, err := readers.get(t.rg.File)
+		rg := s.src.ds.RowGroups[t.rg]
+		blk := s.blocks.alloc(t.rg)
+		r, err := readers.get(rg.File)
 		if err == nil {
-			err = s.src.decode(ctx, r, t.rg, t.kept, t.w.bufs, t.first)
+			err = s.src.decode(ctx, r, rg, blk.rows, blk.tensors, 0)
 		}
-		s.stats.decoded(t.kept)
+		s.stats.decoded(blk.rows)
+		t.w.blocks[t.block] = blk
 		t.w.done(err)
 	}
 }
