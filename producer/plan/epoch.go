@@ -28,10 +28,12 @@ type Span struct {
 	From, To     int64
 }
 
-// WindowRef names a window of an epoch, with the first global batch that reads it.
+// WindowRef names a window of an epoch, with the first and last global batches that
+// read it and the number of batches that do.
 type WindowRef struct {
 	Part, Index int
-	First       uint64
+	First, Last uint64
+	Batches     int
 }
 
 // Epoch returns the plan of epoch e.
@@ -101,7 +103,8 @@ func (p *Plan) NodeOrder(ep *Epoch, base uint64) []WindowRef {
 			first := max(w.Start/bs, lo)
 			last := min((w.Start+w.Rows-1)/bs, hi-1)
 			if first <= last {
-				out = append(out, WindowRef{Part: i, Index: w.Index, First: p.globalOf(i, first)})
+				out = append(out, WindowRef{Part: i, Index: w.Index, First: p.globalOf(i, first), Last: p.globalOf(i, last),
+					Batches: int(last - first + 1)})
 			}
 		}
 	}

@@ -284,6 +284,7 @@ func TestNodeOrder(t *testing.T) {
 		pos[[2]int{wr.Part, wr.Index}] = i
 	}
 	last := -1
+	reads := make([]int, len(order))
 	for s := range p.Steps(0) {
 		for r := range 2 {
 			for _, sp := range p.Spans(ep, p.Global(r, s)) {
@@ -291,6 +292,7 @@ func TestNodeOrder(t *testing.T) {
 				if !ok {
 					t.Fatalf("window %d/%d used but not in NodeOrder", sp.Part, sp.Window)
 				}
+				reads[i]++
 				if i > last+1 {
 					t.Fatalf("window %d of NodeOrder used before window %d", i, last+1)
 				}
@@ -300,6 +302,11 @@ func TestNodeOrder(t *testing.T) {
 	}
 	if last != len(order)-1 {
 		t.Fatalf("NodeOrder has %d windows, %d used", len(order), last+1)
+	}
+	for i, wr := range order {
+		if wr.Last < wr.First || wr.Batches != reads[i] {
+			t.Fatalf("window %d/%d: NodeOrder says %d batches read it, %d do", wr.Part, wr.Index, wr.Batches, reads[i])
+		}
 	}
 	// Staggered first windows: partition i starts with i mod W row groups.
 	for _, i := range p.NodePartitions() {

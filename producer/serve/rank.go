@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 	"time"
 
 	"github.com/shmloader/shmloader/producer/plan"
@@ -40,11 +41,13 @@ func (s *server) serveRank(ctx context.Context, r int, p *ring.Producer, attache
 		switch {
 		case s.cfg.Epochs != 0 && epoch >= s.cfg.Epochs:
 			p.PublishMarker(slot, ring.FlagEndOfStream, epoch)
+			s.at[r].Store(done)
 			e, st, sought, err := s.drain(ctx, p, dataEnd, attached)
 			if err != nil {
 				return err
 			}
 			if !sought {
+				s.at[r].Store(done)
 				p.SetState(ring.StateFinished)
 				s.stats.rank(r).done.Store(true)
 				return nil
@@ -58,7 +61,9 @@ func (s *server) serveRank(ctx context.Context, r int, p *ring.Producer, attache
 			epoch, step, base = epoch+1, 0, 0
 			continue
 		}
-		rows, err := s.fill(ctx, slot, r, epoch, s.plan.GlobalFrom(r, base, step))
+		g := s.plan.GlobalFrom(r, base, step)
+		s.at[r].Store(position(epoch, g))
+		rows, err := s.fill(ctx, slot, r, epoch, g)
 		if err != nil {
 			return err
 		}
@@ -73,26 +78,25 @@ func (s *server) serveRank(ctx context.Context, r int, p *ring.Producer, attache
 func (s *server) fill(ctx context.Context, slot *ring.Slot, r int, epoch, g uint64) (int, error) {
 	ep := s.plan.Epoch(epoch)
 	at := 0
-	var last plan.Span
 	for _, sp := range s.plan.Spans(ep, g) {
-		w, err := s.windows.get(ctx, ep, sp.Part, sp.Window)
+		w, err := s.windows.get(ctx, ep, sp.Part, sp.Window, position(epoch, g))
 		if err != nil {
 			return 0, err
 		}
 		s.gather(slot, w, sp.From, sp.To, at)
 		s.windows.unpin(w)
 		at += int(sp.To - sp.From)
-		last = sp
 	}
-	s.prefetchAfter(epoch, last)
+	s.prefetchAfter(epoch, g)
 	return at, nil
 }
 
-// prefetchAfter queues the windows this node reads after window sp of epoch e, in the
-// order of their first use (plan.NodeOrder), into the next epoch if need be.
-func (s *server) prefetchAfter(e uint64, sp plan.Span) {
+// prefetchAfter queues the windows this node starts reading after global batch g of
+// epoch e, in the order of their first use (plan.NodeOrder), into the next epoch if need
+// be: prefetch windows per partition in all.
+func (s *server) prefetchAfter(e, g uint64) {
 	order := s.order(e)
-	i := order.index[[2]int{sp.Part, sp.Window}]
+	i := sort.Search(len(order.windows), func(i int) bool { return order.windows[i].First > g }) - 1
 	for range s.cfg.Prefetch * len(s.plan.NodePartitions()) {
 		if i++; i >= len(order.windows) {
 			if e++; s.cfg.Epochs != 0 && e >= s.cfg.Epochs {
@@ -167,6 +171,37 @@ func (s *server) orphaned(r int, p *ring.Producer, attached func() (bool, error)
 			r, s.stats.rank(r).step.Load(), s.opt.DrainTimeout)
 	}
 	return nil
+}
+
+// position orders the node's batches across epochs: epoch, then global batch.
+func position(epoch, g uint64) uint64 { return epoch<<40 | min(g, 1<<40-1) }
+
+// done is the position of a rank that fills no more batches.
+const done = ^uint64(0)
+
+// place says when the node reads window k: the positions of the first and last batches
+// that do (in an epoch started at 0; a window it does not read is read never).
+func (s *server) place(k windowKey) (first, last uint64) {
+	o := s.order(k.epoch)
+	i, ok := o.index[[2]int{k.part, k.index}]
+	if !ok {
+		return done, done
+	}
+	return position(k.epoch, o.windows[i].First), position(k.epoch, o.windows[i].Last)
+}
+
+// floor is the position of the slowest rank: no rank reads a batch before it again
+// (unless its trainer seeks). A rank whose trainer left does not hold the others back
+// (one that has not attached yet does); when a trainer attaches again, what it needs is
+// decoded again.
+func (s *server) floor() uint64 {
+	f := done
+	for r, p := range s.prods {
+		if p.ConsumerPID() != 0 || p.Released() == 0 {
+			f = min(f, s.at[r].Load())
+		}
+	}
+	return f
 }
 
 // nodeOrder is the order in which this node first reads the windows of one epoch.

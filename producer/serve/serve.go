@@ -7,6 +7,7 @@ import (
 	"io"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/shmloader/shmloader/producer/config"
@@ -40,10 +41,10 @@ func (r Result) String() string {
 }
 
 type server struct {
-	cfg   *config.Config
-	opt   Options
-	src   *source
-	plan  *plan.Plan
+	cfg     *config.Config
+	opt     Options
+	src     *source
+	plan    *plan.Plan
 	queue   *queue
 	blocks  *blockSource
 	windows *windows
@@ -51,6 +52,9 @@ type server struct {
 
 	orderMu sync.Mutex
 	orders  map[uint64]*nodeOrder // per epoch, a few recent ones
+
+	at    []atomic.Uint64 // per rank: position of the batch it fills, or done (rank loop writes)
+	prods []*ring.Producer
 }
 
 // Run serves cfg until every rank has published its epochs and its consumer has read
@@ -105,7 +109,8 @@ func Run(ctx context.Context, cfg *config.Config, opt Options) ([]Result, error)
 	// One window per partition of this node is being read at a time, prefetch more each.
 	parts := len(s.plan.NodePartitions())
 	s.blocks = newBlockSource(s.src.rowSize, rows)
-	s.windows = newWindows(s.queue, s.blocks, (cfg.Prefetch+1)*parts+1)
+	s.at = make([]atomic.Uint64, cfg.Ranks)
+	s.windows = newWindows(s.queue, s.blocks, (cfg.Prefetch+1)*parts+1, s.place, s.floor)
 	s.stats.ranks = make([]rankStats, cfg.Ranks)
 
 	specs := make([]ring.Spec, cfg.Ranks)
@@ -117,6 +122,7 @@ func Run(ctx context.Context, cfg *config.Config, opt Options) ([]Result, error)
 	if err != nil {
 		return nil, err
 	}
+	s.prods = prods
 	defer job.Close()
 	s.summary(job.Dir, hash, workers, prods[0].Geometry())
 

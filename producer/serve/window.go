@@ -29,6 +29,9 @@ type window struct {
 
 	pins int    // windows.mu: gathers using it now
 	used uint64 // windows.mu: last touch, for eviction
+	// When the node reads it: the first and last batches that do, as positions (see
+	// position); fixed at start.
+	first, last uint64
 
 	onReady func() // wakes the gets waiting for room: a ready window can be evicted
 }
@@ -91,6 +94,8 @@ type windows struct {
 	queue    *queue
 	blocks   *blockSource
 	capacity int
+	place    func(windowKey) (first, last uint64) // positions of the batches that read a window
+	floor    func() uint64                        // position of the slowest rank's batch
 
 	mu      sync.Mutex
 	changed *sync.Cond
@@ -98,19 +103,19 @@ type windows struct {
 	tick    uint64
 }
 
-func newWindows(q *queue, blocks *blockSource, capacity int) *windows {
-	c := &windows{queue: q, blocks: blocks, capacity: capacity, entries: map[windowKey]*window{}}
+func newWindows(q *queue, blocks *blockSource, capacity int, place func(windowKey) (uint64, uint64), floor func() uint64) *windows {
+	c := &windows{queue: q, blocks: blocks, capacity: capacity, place: place, floor: floor, entries: map[windowKey]*window{}}
 	c.changed = sync.NewCond(&c.mu)
 	return c
 }
 
-// get returns window wi of partition part of ep, decoded, and pinned: call unpin after
-// copying from it.
-func (c *windows) get(ctx context.Context, ep *plan.Epoch, part, wi int) (*window, error) {
+// get returns window wi of partition part of ep, decoded, and pinned, for the batch at
+// position pos: call unpin after copying from it.
+func (c *windows) get(ctx context.Context, ep *plan.Epoch, part, wi int, pos uint64) (*window, error) {
 	key := windowKey{ep.Number, part, wi}
 	c.mu.Lock()
 	w := c.entries[key]
-	for w == nil && !c.makeRoom() {
+	for w == nil && !c.makeRoom(key, pos) {
 		if ctx.Err() != nil {
 			c.mu.Unlock()
 			return nil, ctx.Err()
@@ -144,6 +149,7 @@ func (c *windows) get(ctx context.Context, ep *plan.Epoch, part, wi int) (*windo
 	return w, nil
 }
 
+// unpin ends a gather from w.
 func (c *windows) unpin(w *window) {
 	c.mu.Lock()
 	w.pins--
@@ -160,7 +166,7 @@ func (c *windows) unpin(w *window) {
 func (c *windows) prefetch(ep *plan.Epoch, part, wi int) {
 	key := windowKey{ep.Number, part, wi}
 	c.mu.Lock()
-	if c.entries[key] != nil || !c.makeRoom() {
+	if c.entries[key] != nil || !c.makeRoom(key, done) {
 		c.mu.Unlock()
 		return
 	}
@@ -171,17 +177,42 @@ func (c *windows) prefetch(ep *plan.Epoch, part, wi int) {
 	c.submit(w, false)
 }
 
-// makeRoom evicts the least recently used idle window if the cache is full, and says
-// whether there is room now. c.mu is held.
-func (c *windows) makeRoom() bool {
+// makeRoom makes room for window key if the cache is full, and says whether there is
+// room now. It evicts an idle window that every rank is past (least recently used
+// first), else the one the node starts reading last (Belady's rule), but only if that is
+// after key: a rank running ahead then waits for the slowest instead of evicting the
+// windows it still reads. The slowest rank always finds room: besides its own, at most
+// one window per partition holds a batch at or before its position, and the capacity is
+// above the node's partitions, unless one batch spans more windows than that (tiny row
+// groups): so the slowest rank (pos at the floor) may evict any idle window. c.mu is held.
+func (c *windows) makeRoom(key windowKey, pos uint64) bool {
 	if len(c.entries) < c.capacity {
 		return true
 	}
-	var victim *window
+	floor := c.floor()
+	var past, latest, lru *window
 	for _, w := range c.entries {
-		if w.pins == 0 && w.isReady() && (victim == nil || w.used < victim.used) {
-			victim = w
+		if w.pins > 0 || !w.isReady() {
+			continue
 		}
+		if lru == nil || w.used < lru.used {
+			lru = w
+		}
+		switch {
+		case w.last < floor:
+			if past == nil || w.used < past.used {
+				past = w
+			}
+		case latest == nil || w.first > latest.first:
+			latest = w
+		}
+	}
+	victim := past
+	if first, _ := c.place(key); victim == nil && latest != nil && latest.first > first {
+		victim = latest
+	}
+	if victim == nil && pos <= floor {
+		victim = lru
 	}
 	if victim == nil {
 		return false
@@ -195,6 +226,7 @@ func (c *windows) makeRoom() bool {
 func (c *windows) start(pw plan.Window, key windowKey) *window {
 	w := &window{key: key, plan: pw, ready: make(chan struct{}), pending: len(pw.RowGroups), onReady: c.wake,
 		blocks: make([]block, len(pw.RowGroups)), starts: make([]int64, len(pw.RowGroups))}
+	w.first, w.last = c.place(key)
 	var at int64
 	for i, g := range pw.RowGroups {
 		w.starts[i] = at
