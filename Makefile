@@ -82,13 +82,16 @@ bench-producer: build venv
 	bash bench/producer.sh
 
 # Coverage-guided fuzzing of the parsers of untrusted bytes: ring headers, Parquet page
-# headers, configs (make test runs the seed corpora).
+# headers, configs, cache entry headers and manifests (make test runs the seed corpora).
 FUZZTIME ?= 60s
 fuzz:
 	$(GO) test ./ring -run '^$$' -fuzz FuzzValidateHeader -fuzztime $(FUZZTIME)
 	$(GO) test ./ring -run '^$$' -fuzz FuzzSlotHeader -fuzztime $(FUZZTIME)
 	$(GO) test ./producer/dataset -run '^$$' -fuzz FuzzPageHeader -fuzztime $(FUZZTIME)
 	$(GO) test ./producer/config -run '^$$' -fuzz FuzzParse -fuzztime $(FUZZTIME)
+	$(GO) test ./cache -run '^$$' -fuzz FuzzEntryHeader -fuzztime $(FUZZTIME)
+	$(GO) test ./cache -run '^$$' -fuzz FuzzManifest -fuzztime $(FUZZTIME)
+	$(GO) test ./cache -run '^$$' -fuzz FuzzManifestBody -fuzztime $(FUZZTIME)
 
 clean:
 	rm -rf $(BUILD) bindings/python/shmloader/libshmloader.so

@@ -2,6 +2,7 @@ package cache
 
 import (
 	"errors"
+	"runtime/debug"
 
 	"golang.org/x/sys/unix"
 )
@@ -96,15 +97,7 @@ func (c *Cache) mapEntry(sh *shard, key Key) (*Entry, *fileID, error) {
 	if err != nil {
 		return nil, nil, &Error{Op: "map", Path: path, Err: err}
 	}
-	h, err := parseHeader(mem, st.Size)
-	if err == nil && h.key != key {
-		err = kindf(ErrBadKey, "header holds key %v", h.key)
-	}
-	if err == nil && !sh.isVerified(key, id) {
-		if sum := checksum(mem, h.lay); sum != h.crc {
-			err = kindf(ErrChecksum, "CRC-32C %08x, header says %08x", sum, h.crc)
-		}
-	}
+	h, err := c.validate(sh, key, id, mem)
 	if err != nil {
 		unix.Munmap(mem)
 		return nil, &id, &Error{Op: "validate", Path: path, Err: err}
@@ -112,4 +105,27 @@ func (c *Cache) mapEntry(sh *shard, key Key) (*Entry, *fileID, error) {
 	e := &Entry{mem: mem, rows: h.rows}
 	e.tensors = views(mem, h.lay)
 	return e, &id, nil
+}
+
+// validate checks the header of the mapped file mem and, unless this process already
+// checked this very file, its CRC. A file truncated by someone else after it was mapped
+// would fault on access: that fault becomes an error here, not a crash.
+func (c *Cache) validate(sh *shard, key Key, id fileID, mem []byte) (h header, err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if r := recover(); r != nil {
+			err = kindf(ErrBadSize, "file shrank while it was read: %v", r)
+		}
+	}()
+	h, err = parseHeader(mem, id.size)
+	if err == nil && h.key != key {
+		err = kindf(ErrBadKey, "header holds key %v", h.key)
+	}
+	if err == nil && !sh.isVerified(key, id) {
+		c.stats.checksums.Add(1)
+		if sum := checksum(mem, h.lay); sum != h.crc {
+			err = kindf(ErrChecksum, "CRC-32C %08x, header says %08x", sum, h.crc)
+		}
+	}
+	return h, err
 }

@@ -30,7 +30,7 @@ func (sh *shard) scan(m *manifest) (int, bool) {
 			sh.c.warn("stray dir", "%s is not part of the cache; left alone", sh.path(name))
 		case strings.HasSuffix(name, tempSuffix):
 			changed = sh.scanTemp(m, name) || changed
-		case isEntry:
+		case isEntry && k.shard(len(sh.c.shards)) == sh.i:
 			seen[k] = true
 			if _, ok := m.entries[k]; !ok {
 				changed = sh.adopt(m, k) || changed

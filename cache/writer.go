@@ -28,6 +28,9 @@ type Writer struct {
 func (c *Cache) Create(key Key, meta Meta, sizes []int64) (*Writer, error) {
 	sh := c.shard(key)
 	lay, err := planLayout(sizes)
+	if err == nil && meta.Rows < 0 {
+		err = kindf(ErrBadRecord, "rows %d", meta.Rows)
+	}
 	if err != nil {
 		return nil, &Error{Op: "create", Path: sh.path(entryName(key)), Err: err}
 	}
@@ -52,9 +55,10 @@ func (c *Cache) Create(key Key, meta Meta, sizes []int64) (*Writer, error) {
 		return true, nil
 	})
 	if err != nil {
-		if errors.Is(err, ErrNotAdmitted) {
+		switch {
+		case errors.Is(err, ErrNotAdmitted):
 			c.stats.refused.Add(1)
-		} else {
+		case !errors.Is(err, ErrClosed):
 			c.stats.writeErrors.Add(1)
 		}
 		if w.fd >= 0 {

@@ -8,7 +8,8 @@ import (
 // Oracle tells eviction when an entry is next needed by this process: a position in the
 // caller's order of uses (the plan), counted from any fixed origin; ok=false: this process
 // will not need it again. For the key being created, NextUse is the use after the one
-// that is creating it. It is called with the shard's lock held, from any goroutine.
+// that is creating it. It is called from Create with the shard's lock held, from any
+// goroutine: it must be quick, safe for concurrent use, and must not call the Cache.
 type Oracle interface {
 	NextUse(Key) (pos uint64, ok bool)
 }

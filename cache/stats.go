@@ -23,6 +23,7 @@ type counters struct {
 	hits, misses, hitBytes         atomic.Int64
 	evictions, refused, corrupt    atomic.Int64
 	writeErrors, resident, entries atomic.Int64
+	checksums                      atomic.Int64 // data CRCs Get computed: not in Stats, tests read it
 }
 
 // Stats returns a snapshot of the counters.

@@ -18,6 +18,7 @@ const lockTimeout = 10 * time.Second
 // process knows about its entries.
 type shard struct {
 	c      *Cache
+	i      int // index among the dir's shards
 	dir    string
 	lockFD int // sNN/lock: flock(LOCK_EX) around every read-modify-write of the manifest
 

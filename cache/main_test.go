@@ -2,7 +2,6 @@ package cache
 
 import (
 	"bufio"
-	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -66,84 +65,6 @@ func openCache(t testing.TB, dir string, size int64, shards int) (*Cache, *logBu
 	}
 	t.Cleanup(func() { c.Close() })
 	return c, lb
-}
-
-func key(i int) Key { return sha256.Sum256(fmt.Appendf(nil, "key-%d", i)) }
-
-// keyInShard finds the i-th key (from start) that lands in shard s of n.
-func keyInShard(s, n, start int) Key {
-	for j := start; ; j++ {
-		if k := key(j); k.shard(n) == s {
-			return k
-		}
-	}
-}
-
-// pattern is what every test writes into tensor t of key k: readers can check it.
-func pattern(k Key, t, j int) byte { return k[(j+t)%len(k)] ^ byte(j*7+t) }
-
-func fill(k Key, ts [][]byte) {
-	for t, b := range ts {
-		for j := range b {
-			b[j] = pattern(k, t, j)
-		}
-	}
-}
-
-// intact reports whether e holds key k's pattern in tensors of the given sizes.
-func intact(k Key, e *Entry, sizes []int64) error {
-	ts := e.Tensors()
-	if len(ts) != len(sizes) {
-		return fmt.Errorf("%d tensors, want %d", len(ts), len(sizes))
-	}
-	for t, b := range ts {
-		if int64(len(b)) != sizes[t] {
-			return fmt.Errorf("tensor %d of %d bytes, want %d", t, len(b), sizes[t])
-		}
-		for j := range b {
-			if b[j] != pattern(k, t, j) {
-				return fmt.Errorf("tensor %d byte %d: %#x, want %#x", t, j, b[j], pattern(k, t, j))
-			}
-		}
-	}
-	return nil
-}
-
-// put writes and commits key k; the returned entry is closed at the test's end.
-func put(t testing.TB, c *Cache, k Key, sizes ...int64) *Entry {
-	t.Helper()
-	w, err := c.Create(k, Meta{Config: "cfg", Label: "label " + k.String()[:8], Rows: 3}, sizes)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fill(k, w.Tensors())
-	e, err := w.Commit()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(e.Close)
-	return e
-}
-
-// mustGet asserts a hit with k's pattern.
-func mustGet(t testing.TB, c *Cache, k Key, sizes ...int64) {
-	t.Helper()
-	e, ok := c.Get(k)
-	if !ok {
-		t.Fatalf("Get %v: miss, want a hit", k)
-	}
-	defer e.Close()
-	if err := intact(k, e, sizes); err != nil {
-		t.Fatalf("Get %v: %v", k, err)
-	}
-}
-
-func mustMiss(t testing.TB, c *Cache, k Key) {
-	t.Helper()
-	if e, ok := c.Get(k); ok {
-		e.Close()
-		t.Fatalf("Get %v: hit, want a miss", k)
-	}
 }
 
 type proc struct {

@@ -22,21 +22,21 @@ func (l *Listing) WriteTo(w io.Writer) (int64, error) {
 		l.Dir, l.Format, l.Shards, l.Entries, human(l.Bytes))
 	if len(l.Configs) > 0 {
 		tw := tabwriter.NewWriter(cw, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "config\tentries\tbytes\t  labels (sample)\t")
+		fmt.Fprintln(tw, "config\tentries\tbytes\t  labels (sample)")
 		for _, cu := range l.Configs {
 			name := cu.Config
 			if name == "" {
 				name = "-"
 			}
-			fmt.Fprintf(tw, "%s\t%d\t%s\t  %s\t\n", name, cu.Entries, human(cu.Bytes), strings.Join(cu.Labels, "; "))
+			fmt.Fprintf(tw, "%s\t%d\t%s\t  %s\n", name, cu.Entries, human(cu.Bytes), strings.Join(cu.Labels, "; "))
 		}
 		tw.Flush()
 	}
 	if len(l.PerShard) > 0 {
 		tw := tabwriter.NewWriter(cw, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "shard\tentries\tbytes\tunlisted\t  manifest\t")
+		fmt.Fprintln(tw, "shard\tentries\tbytes\tunlisted\t  manifest")
 		for _, su := range l.PerShard {
-			fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t  %s\t\n", su.Name, su.Entries, human(su.Bytes), su.Unlisted, su.Manifest)
+			fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t  %s\n", su.Name, su.Entries, human(su.Bytes), su.Unlisted, su.Manifest)
 		}
 		tw.Flush()
 	}

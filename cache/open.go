@@ -94,10 +94,10 @@ func (c *Cache) lockDir() error {
 	return nil
 }
 
-// openShards opens every shard dir and reconciles it with its files.
+// openShards opens every shard dir, then reconciles each with its files.
 func (c *Cache) openShards(n int) error {
 	for i := range n {
-		sh := &shard{c: c, dir: filepath.Join(c.dir, shardName(i)), lockFD: -1,
+		sh := &shard{c: c, i: i, dir: filepath.Join(c.dir, shardName(i)), lockFD: -1,
 			verified: map[Key]fileID{}, lastUse: map[Key]int64{}}
 		c.shards = append(c.shards, sh)
 		if err := os.Mkdir(sh.dir, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
@@ -108,7 +108,9 @@ func (c *Cache) openShards(n int) error {
 			return &Error{Op: "open", Path: sh.path(lockName), Err: err}
 		}
 		sh.lockFD = fd
-		err = sh.update(func(m *manifest) (bool, error) {
+	}
+	for _, sh := range c.shards {
+		err := sh.update(func(m *manifest) (bool, error) {
 			_, changed := sh.scan(m)
 			return changed, nil
 		})

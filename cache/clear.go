@@ -9,6 +9,18 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// testHookClear, when set by a test, runs before each removal Clear makes: a test
+// stops Clear there to see what a crash at that point leaves.
+var testHookClear func(path string)
+
+// remove is os.RemoveAll behind testHookClear.
+func remove(path string) error {
+	if testHookClear != nil {
+		testHookClear(path)
+	}
+	return os.RemoveAll(path)
+}
+
 // Clear empties the cache in dir, whatever its format version: entries, manifests,
 // temp files, shard dirs, and last the info file. It refuses with ErrLive while any
 // process has the dir open. Each step leaves a dir that Open accepts: entries go before
@@ -39,16 +51,24 @@ func Clear(dir string) error {
 	if !ok {
 		return &Error{Op: "clear", Path: dir, Err: liveError(lock)}
 	}
+	// Read again under the lock: an Open may have made shards since the first look.
+	if des, err = os.ReadDir(dir); err != nil {
+		return &Error{Op: "clear", Path: dir, Err: err}
+	}
+	names = names[:0]
+	for _, de := range des {
+		names = append(names, de.Name())
+	}
 	for _, name := range names {
 		if _, ok := parseShardName(name); ok {
 			if err := clearShard(filepath.Join(dir, name)); err != nil {
 				return err
 			}
 		} else if isInfoTemp(name) {
-			os.Remove(filepath.Join(dir, name))
+			remove(filepath.Join(dir, name))
 		}
 	}
-	if err := os.Remove(filepath.Join(dir, infoName)); err != nil && !os.IsNotExist(err) {
+	if err := remove(filepath.Join(dir, infoName)); err != nil {
 		return &Error{Op: "clear", Path: filepath.Join(dir, infoName), Err: err}
 	}
 	return nil
@@ -64,7 +84,7 @@ func clearShard(sdir string) error {
 	for _, de := range des {
 		switch n := de.Name(); {
 		case strings.HasSuffix(n, entrySuffix) && !de.IsDir():
-			if err := os.Remove(filepath.Join(sdir, n)); err != nil {
+			if err := remove(filepath.Join(sdir, n)); err != nil {
 				return &Error{Op: "clear", Path: filepath.Join(sdir, n), Err: err}
 			}
 		case n != manifestName && n != lockName:
@@ -73,11 +93,11 @@ func clearShard(sdir string) error {
 	}
 	rest = append(rest, manifestName, lockName)
 	for _, n := range rest {
-		if err := os.RemoveAll(filepath.Join(sdir, n)); err != nil {
+		if err := remove(filepath.Join(sdir, n)); err != nil {
 			return &Error{Op: "clear", Path: filepath.Join(sdir, n), Err: err}
 		}
 	}
-	if err := os.Remove(sdir); err != nil {
+	if err := remove(sdir); err != nil {
 		return &Error{Op: "clear", Path: sdir, Err: err}
 	}
 	return nil
