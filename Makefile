@@ -90,7 +90,7 @@ fuzz:
 	$(GO) test ./producer/dataset -run '^$$' -fuzz FuzzPageHeader -fuzztime $(FUZZTIME)
 	$(GO) test ./producer/config -run '^$$' -fuzz FuzzParse -fuzztime $(FUZZTIME)
 	$(GO) test ./cache -run '^$$' -fuzz FuzzEntryHeader -fuzztime $(FUZZTIME)
-	$(GO) test ./cache -run '^$$' -fuzz FuzzManifest -fuzztime $(FUZZTIME)
+	$(GO) test ./cache -run '^$$' -fuzz '^FuzzManifest$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./cache -run '^$$' -fuzz FuzzManifestBody -fuzztime $(FUZZTIME)
 
 clean:
