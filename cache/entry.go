@@ -129,3 +129,9 @@ func (c *Cache) validate(sh *shard, key Key, id fileID, mem []byte) (h header, e
 	}
 	return h, err
 }
+
+// Has says whether key is committed, as this process last read its shard's manifest;
+// it maps nothing and checks nothing (Get does).
+func (c *Cache) Has(key Key) bool {
+	return !c.closed.Load() && c.shard(key).has(key)
+}

@@ -31,6 +31,10 @@ func ParseKey(s string) (Key, error) {
 // shard is the key's shard among n: fixed by the key's first bytes.
 func (k Key) shard(n int) int { return int(binary.LittleEndian.Uint64(k[:8]) % uint64(n)) }
 
+// Shard is the shard of key among n: callers sizing a cache for known keys use it (the
+// budget is split evenly between shards).
+func (k Key) Shard(n int) int { return k.shard(n) }
+
 // Meta describes an entry for people (shmloader cache ls). It is stored in the entry's
 // header and in its shard's manifest, and never affects what is served.
 type Meta struct {

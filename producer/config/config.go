@@ -24,6 +24,7 @@ type Config struct {
 	Workers    int           // decode workers; default 0 = GOMAXPROCS
 	Prefetch   int           // windows decoded ahead of the slowest rank; default 1
 	Progress   time.Duration // status line period on stderr; default 5s; 0 turns it off
+	Cache      Cache         // the local-disk cache of transformed row groups
 	Filter     []Predicate   // rows kept: every predicate holds (AND)
 	Outputs    []Output      // named tensors, in the file's order (at least one)
 
@@ -35,6 +36,13 @@ type Config struct {
 type Shuffle struct {
 	RowGroups bool // permute the order of row groups; default true
 	Window    int  // rows of this many consecutive row groups are mixed; default 4; 0: rows keep file order
+}
+
+// Cache is the local-disk cache of transformed row groups (package cache).
+type Cache struct {
+	Dir    string // "" (the default): no cache
+	Size   int64  // bytes; default 0 = automatic (this node's transformed data, at most half the free space)
+	Shards int    // default 16
 }
 
 // Node places this serve process among the hosts of a multi-node job.

@@ -26,6 +26,7 @@ func Default() Config {
 		Node:      Node{Rank: 0, Count: 1},
 		RingDepth: 8,
 		Prefetch:  1,
+		Cache:     Cache{Shards: 16},
 		Progress:  5 * time.Second,
 	}
 }

@@ -17,6 +17,7 @@ var keyFields = map[string][]string{
 	"seed": {"Config.Seed"}, "epochs": {"Config.Epochs"}, "shuffle": {"Config.Shuffle"},
 	"shuffle.row_groups": {"Shuffle.RowGroups"}, "shuffle.window": {"Shuffle.Window"},
 	"drop_last": {"Config.DropLast"}, "partitions": {"Config.Partitions"}, "ranks": {"Config.Ranks"}, "node": {"Config.Node"},
+	"cache": {"Config.Cache"}, "cache.dir": {"Cache.Dir"}, "cache.size": {"Cache.Size"}, "cache.shards": {"Cache.Shards"},
 	"node.rank": {"Node.Rank"}, "node.count": {"Node.Count"}, "ring_depth": {"Config.RingDepth"},
 	"workers": {"Config.Workers"}, "prefetch": {"Config.Prefetch"}, "progress": {"Config.Progress"},
 

@@ -27,6 +27,26 @@ func (c *Config) HashInput() []byte {
 	w("shuffle row_groups=%t window=%d", c.Shuffle.RowGroups, c.Shuffle.Window)
 	w("drop_last %t", c.DropLast)
 	w("partitions %d", c.Partitions)
+	c.rowText(&b)
+	return []byte(b.String())
+}
+
+// entryVersion starts RowHashInput; bump it when the meaning of a field changes.
+const entryVersion = "shmloader-row-hash v1"
+
+// RowHashInput is a canonical text of what turns one row group into the bytes of its
+// rows: the filter and the outputs with their transforms. It keys the cache's entries
+// (with the file, the row group and the entry format): batch size, seed, shuffle and
+// the layout only reorder rows, so jobs that differ in them share entries.
+func (c *Config) RowHashInput() []byte {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s\n", entryVersion)
+	c.rowText(&b)
+	return []byte(b.String())
+}
+
+func (c *Config) rowText(b *strings.Builder) {
+	w := func(format string, args ...any) { fmt.Fprintf(b, format+"\n", args...) }
 	for _, p := range c.Filter {
 		w("filter %s", predicateText(&p))
 	}
@@ -36,7 +56,6 @@ func (c *Config) HashInput() []byte {
 			w("  %s", transformText(&t))
 		}
 	}
-	return []byte(b.String())
 }
 
 // transformText writes only the arguments of t's op, so a stray value in an unused

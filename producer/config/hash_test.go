@@ -22,8 +22,10 @@ func TestHashInput(t *testing.T) {
 			t.Errorf("%q changed the hash input", s)
 		}
 	}
-	if h := mustParse(t, replaceOnce(t, base, "count: 1", "count: 2")).HashInput(); !bytes.Equal(h, h0) {
-		t.Error("node.count changed the hash input")
+	for _, e := range [][2]string{{"count: 1", "count: 2"}, {`dir: ""`, "dir: /tmp/c"}, {"size: 0", "size: 1GB"}, {"shards: 16", "shards: 4"}} {
+		if h := mustParse(t, replaceOnce(t, base, e[0], e[1])).HashInput(); !bytes.Equal(h, h0) {
+			t.Errorf("%q -> %q changed the hash input", e[0], e[1])
+		}
 	}
 	// Keys that do change them.
 	edits := [][2]string{
@@ -88,4 +90,40 @@ func replaceOnce(t *testing.T, s, old, new string) string {
 		t.Fatalf("%q is not once in default.yaml", old)
 	}
 	return string(bytes.Replace([]byte(s), []byte(old), []byte(new), 1))
+}
+
+// RowHashInput, which keys cache entries, changes with what makes a row group's bytes
+// and with nothing that only reorders rows.
+func TestRowHashInput(t *testing.T) {
+	base := DefaultYAML
+	h0 := mustParse(t, base).RowHashInput()
+	for _, e := range [][2]string{
+		{"\nseed: 0\n", "\nseed: 1\n"}, {"\nbatch_size: 1024", "\nbatch_size: 512"}, {"window: 4", "window: 2"},
+		{"drop_last: true", "drop_last: false"}, {"\npartitions: 0", "\npartitions: 4"}, {"count: 1", "count: 2"},
+	} {
+		if h := mustParse(t, replaceOnce(t, base, e[0], e[1])).RowHashInput(); !bytes.Equal(h, h0) {
+			t.Errorf("%q -> %q changed the row hash input", e[0], e[1])
+		}
+	}
+	for _, e := range [][2]string{
+		{`op: ">=", value: 0}`, `op: ">=", value: 1}`}, {"mean: 0.0, std: 1.0", "mean: 0.0, std: 2.0"},
+		{"columns: [c00..c25]", "columns: [c00..c24]"}, {"dtype: float32\n    transforms", "dtype: float16\n    transforms"},
+	} {
+		if h := mustParse(t, replaceOnce(t, base, e[0], e[1])).RowHashInput(); bytes.Equal(h, h0) {
+			t.Errorf("%q -> %q did not change the row hash input", e[0], e[1])
+		}
+	}
+}
+
+func TestParseBytes(t *testing.T) {
+	for in, want := range map[string]int64{"0": 0, "123": 123, "1KB": 1000, "1.5GB": 1_500_000_000, "64GiB": 64 << 30, "2 TiB": 2 << 40, "10B": 10} {
+		if got, err := ParseBytes(in); err != nil || got != want {
+			t.Errorf("ParseBytes(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "-1", "1XB", "GB", "1e30"} {
+		if _, err := ParseBytes(in); err == nil {
+			t.Errorf("ParseBytes(%q): want an error", in)
+		}
+	}
 }

@@ -117,6 +117,19 @@ func (d *decoder) topFields(c *Config) []field {
 		{"ring_depth", d.intInto(ints["ring_depth"])},
 		{"workers", d.intInto(ints["workers"])},
 		{"prefetch", d.intInto(ints["prefetch"])},
+		{"cache", func(n *yaml.Node, p string) error {
+			return d.fields(n, p, []field{
+				{"dir", func(n *yaml.Node, p string) (err error) {
+					c.Cache.Dir, err = d.str(n, p)
+					return err
+				}},
+				{"size", func(n *yaml.Node, p string) (err error) {
+					c.Cache.Size, err = d.bytes(n, p)
+					return err
+				}},
+				{"shards", d.intInto(ints["cache.shards"])},
+			})
+		}},
 		{"progress", func(n *yaml.Node, p string) (err error) {
 			c.Progress, err = d.duration(n, p)
 			return err

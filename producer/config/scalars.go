@@ -1,7 +1,9 @@
 package config
 
 import (
+	"fmt"
 	"math"
+	"strconv"
 	"strings"
 	"time"
 
@@ -117,4 +119,39 @@ func (d *decoder) duration(n *yaml.Node, path string) (time.Duration, error) {
 		return 0, d.fail(n, path, "must be >= 0, got %s", n.Value)
 	}
 	return v, nil
+}
+
+// bytes reads a size: an integer number of bytes, or a number with a unit (KB, MB, GB,
+// TB in powers of 1000; KiB, MiB, GiB, TiB in powers of 1024), such as "64GiB".
+func (d *decoder) bytes(n *yaml.Node, path string) (int64, error) {
+	if n.Kind != yaml.ScalarNode || isNull(n) {
+		return 0, d.fail(n, path, "want a size such as 500GB or 64GiB, got %s", describe(n))
+	}
+	v, err := ParseBytes(n.Value)
+	if err != nil {
+		return 0, d.fail(n, path, "%v", err)
+	}
+	return v, nil
+}
+
+// ParseBytes reads "123", "1.5GB", "64 GiB" ...
+func ParseBytes(s string) (int64, error) {
+	t := strings.TrimSpace(s)
+	units := []struct {
+		suffix string
+		scale  float64
+	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"TiB", 1 << 40},
+		{"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"TB", 1e12}, {"B", 1}}
+	scale := 1.0
+	for _, u := range units {
+		if strings.HasSuffix(t, u.suffix) {
+			t, scale = strings.TrimSpace(strings.TrimSuffix(t, u.suffix)), u.scale
+			break
+		}
+	}
+	v, err := strconv.ParseFloat(t, 64)
+	if err != nil || math.IsNaN(v) || v < 0 || v*scale >= 1<<62 {
+		return 0, fmt.Errorf("want a size such as 500GB or 64GiB (bytes when no unit), got %q", s)
+	}
+	return int64(v * scale), nil
 }

@@ -29,6 +29,7 @@ func (c *Config) intKeys() []intKey {
 		{"ring_depth", &c.RingDepth, ring.MinSlots, ring.MaxSlots},
 		{"workers", &c.Workers, 0, 1 << 16},
 		{"prefetch", &c.Prefetch, 0, 1 << 10},
+		{"cache.shards", &c.Cache.Shards, 1, 100},
 	}
 }
 

@@ -5,6 +5,9 @@
 package dataset
 
 import (
+	"fmt"
+	"path/filepath"
+
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/parquet/metadata"
 )
@@ -20,10 +23,11 @@ type Dataset struct {
 
 // File is one Parquet file and its footer, read once by Open.
 type File struct {
-	Path  string
-	Index int // position in Dataset.Files
-	Size  int64
-	Meta  *metadata.FileMetaData
+	Path    string
+	Index   int // position in Dataset.Files
+	Size    int64
+	ModTime int64 // ns since 1970, when Open read the footer
+	Meta    *metadata.FileMetaData
 
 	sums       []uint32 // chunk CRCs from the footer (ChecksumKey), nil when absent
 	footerHash uint64   // FNV-1a of base name, size and raw footer, for Fingerprint
@@ -62,3 +66,14 @@ const (
 	KindFloat
 	KindString
 )
+
+// Identity names this very version of the file: absolute path, size, modification time
+// and a hash of the footer. A file rewritten in place, even with the same size, gets
+// another identity; the cache keys entries by it.
+func (f *File) Identity() string {
+	p, err := filepath.Abs(f.Path)
+	if err != nil {
+		p = f.Path
+	}
+	return fmt.Sprintf("%s\x00%d\x00%d\x00%016x", p, f.Size, f.ModTime, f.footerHash)
+}

@@ -63,7 +63,7 @@ func readFile(path string, index int) (f *File, err error) {
 	if err := checkChunkRanges(meta, size); err != nil {
 		return fail(err)
 	}
-	f = &File{Path: path, Index: index, Size: size, Meta: meta}
+	f = &File{Path: path, Index: index, Size: size, ModTime: st.ModTime().UnixNano(), Meta: meta}
 	if f.sums, err = parseChecksums(meta); err != nil {
 		return fail(err)
 	}

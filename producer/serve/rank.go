@@ -208,6 +208,7 @@ func (s *server) floor() uint64 {
 type nodeOrder struct {
 	windows []plan.WindowRef
 	index   map[[2]int]int // (partition, window) → position in windows
+	rgFirst map[int]uint64 // row group → first global batch that reads it
 }
 
 // order returns epoch e's node order (an epoch started at 0), computing it once per
@@ -221,9 +222,13 @@ func (s *server) order(e uint64) *nodeOrder {
 	if len(s.orders) >= 4 {
 		clear(s.orders)
 	}
-	o := &nodeOrder{windows: s.plan.NodeOrder(s.plan.Epoch(e), 0), index: map[[2]int]int{}}
+	ep := s.plan.Epoch(e)
+	o := &nodeOrder{windows: s.plan.NodeOrder(ep, 0), index: map[[2]int]int{}, rgFirst: map[int]uint64{}}
 	for i, w := range o.windows {
 		o.index[[2]int{w.Part, w.Index}] = i
+		for _, g := range ep.Parts[w.Part][w.Index].RowGroups {
+			o.rgFirst[g] = w.First
+		}
 	}
 	s.orders[e] = o
 	return o

@@ -41,14 +41,16 @@ func (r Result) String() string {
 }
 
 type server struct {
-	cfg     *config.Config
-	opt     Options
-	src     *source
-	plan    *plan.Plan
-	queue   *queue
-	blocks  *blockSource
-	windows *windows
-	stats   stats
+	cfg       *config.Config
+	opt       Options
+	src       *source
+	plan      *plan.Plan
+	queue     *queue
+	blocks    *blockSource
+	store     *store
+	cacheNeed int64 // bytes this node's row groups take in the cache
+	windows   *windows
+	stats     stats
 
 	orderMu sync.Mutex
 	orders  map[uint64]*nodeOrder // per epoch, a few recent ones
@@ -111,6 +113,10 @@ func Run(ctx context.Context, cfg *config.Config, opt Options) ([]Result, error)
 	s.blocks = newBlockSource(s.src.rowSize, rows)
 	s.at = make([]atomic.Uint64, cfg.Ranks)
 	s.windows = newWindows(s.queue, s.blocks, (cfg.Prefetch+1)*parts+1, s.place, s.floor)
+	s.openStore()
+	if s.store.cache != nil {
+		defer s.store.cache.Close()
+	}
 	s.stats.ranks = make([]rankStats, cfg.Ranks)
 
 	specs := make([]ring.Spec, cfg.Ranks)

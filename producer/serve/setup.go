@@ -100,6 +100,7 @@ func (s *server) summary(dir string, hash uint64, workers int, g *ring.Geometry)
 		s.logf("warning: with drop_last: false ranks (and nodes) may get different batch counts per epoch; " +
 			"a collective training step (all-reduce) then waits forever for the rank that has none: drop_last: true gives every rank the same count")
 	}
+	s.logf("%s", s.cacheSummary())
 	for _, t := range s.src.tensors {
 		s.logf("tensor %-12s %-8s %v", t.Name, t.DType, append([]int{c.BatchSize}, t.Shape...))
 	}
@@ -131,6 +132,9 @@ func listText(xs []int) string {
 }
 
 func sizeText(n uint64) string {
+	if n >= 1<<30 {
+		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+	}
 	if n < 1<<20 {
 		return fmt.Sprintf("%.0f KiB", float64(n)/(1<<10))
 	}

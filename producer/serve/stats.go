@@ -12,8 +12,8 @@ import (
 
 // stats are the counters behind the status line; written by the rank loops and workers.
 type stats struct {
-	decodedRows atomic.Int64
-	ranks       []rankStats
+	decodedRows, cachedRows atomic.Int64
+	ranks                   []rankStats
 }
 
 type rankStats struct {
@@ -24,6 +24,7 @@ type rankStats struct {
 }
 
 func (s *stats) decoded(rows int64)    { s.decodedRows.Add(rows) }
+func (s *stats) cached(rows int64)     { s.cachedRows.Add(rows) }
 func (s *stats) rank(r int) *rankStats { return &s.ranks[r] }
 
 func (r *rankStats) published(epoch, step uint64, rows int, bytes int64) {
@@ -93,8 +94,8 @@ func (s *server) reporter(prods []*ring.Producer, w io.Writer, period time.Durat
 			}
 		}
 		dec := s.stats.decodedRows.Load()
-		fmt.Fprintf(w, "serve: %.0f rows/s %.1f MB/s decode %.0f rows/s%s\n",
-			float64(rows-lastRows)/dt, float64(bytes-lastBytes)/dt/1e6, float64(dec-lastDec)/dt, b.String())
+		fmt.Fprintf(w, "serve: %.0f rows/s %.1f MB/s decode %.0f rows/s%s%s\n",
+			float64(rows-lastRows)/dt, float64(bytes-lastBytes)/dt/1e6, float64(dec-lastDec)/dt, s.cacheStatus(), b.String())
 		last, lastRows, lastBytes, lastDec = now, rows, bytes, dec
 	}
 }

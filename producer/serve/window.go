@@ -3,6 +3,7 @@ package serve
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 
 	"github.com/shmloader/shmloader/producer/plan"
 )
@@ -101,6 +102,8 @@ type windows struct {
 	changed *sync.Cond
 	entries map[windowKey]*window
 	tick    uint64
+
+	frontier atomic.Uint64 // the latest first-read position of any window started
 }
 
 func newWindows(q *queue, blocks *blockSource, capacity int, place func(windowKey) (uint64, uint64), floor func() uint64) *windows {
@@ -227,6 +230,9 @@ func (c *windows) start(pw plan.Window, key windowKey) *window {
 	w := &window{key: key, plan: pw, ready: make(chan struct{}), pending: len(pw.RowGroups), onReady: c.wake,
 		blocks: make([]block, len(pw.RowGroups)), starts: make([]int64, len(pw.RowGroups))}
 	w.first, w.last = c.place(key)
+	if w.first != done && w.first > c.frontier.Load() {
+		c.frontier.Store(w.first) // under c.mu: no lost update
+	}
 	var at int64
 	for i, g := range pw.RowGroups {
 		w.starts[i] = at

@@ -90,15 +90,7 @@ func (s *server) worker(ctx context.Context) {
 		if !ok {
 			return
 		}
-		rg := s.src.ds.RowGroups[t.rg]
-		blk := s.blocks.alloc(t.rg)
-		r, err := readers.get(rg.File)
-		if err == nil {
-			err = s.src.decode(ctx, r, rg, blk.rows, blk.tensors, 0)
-		}
-		s.stats.decoded(blk.rows)
-		t.w.blocks[t.block] = blk
-		t.w.done(err)
+		t.w.done(s.decodeTask(ctx, readers, t))
 	}
 }
 

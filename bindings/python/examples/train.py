@@ -73,16 +73,20 @@ def main() -> int:
     loss = float("nan")
     start = time.perf_counter()
     first_batch = None
+    epochs: list[dict] = []  # per epoch: rows, seconds (from its first batch's arrival)
     with loader:
         epoch = 0
         while not loader.ended:
             t0 = time.perf_counter()
+            epoch_start, epoch_rows = None, rows
             for batch in loader.epoch():
                 now = time.perf_counter()
                 if first_batch is None:
                     first_batch = now - start  # start-up, not a stall
                 else:
                     waited += now - t0
+                if epoch_start is None:
+                    epoch_start = t0 if epochs else now
                 x, cats, y = batch["features"], batch["cats"], batch["label"]
                 if model is None:
                     buckets = 100_000
@@ -98,7 +102,11 @@ def main() -> int:
                 batches += 1
                 t0 = time.perf_counter()
             if not loader.ended:
-                print(f"rank {args.rank}: epoch {epoch} done, {batches} batches, loss {loss:.4f}", flush=True)
+                secs = time.perf_counter() - (epoch_start or time.perf_counter())
+                n = rows - epoch_rows
+                epochs.append({"rows": n, "seconds": round(secs, 3)})
+                print(f"rank {args.rank}: epoch {epoch} done, {batches} batches, "
+                      f"{n / secs if secs > 0 else 0:,.0f} rows/s, loss {loss:.4f}", flush=True)  # fmt: skip
                 epoch += 1
     elapsed = time.perf_counter() - start - (first_batch or 0.0)
     summary = {
@@ -112,6 +120,7 @@ def main() -> int:
         "first_batch_s": round(first_batch or 0.0, 3),
         "loss": round(loss, 4),
         "model": type(model).__name__,
+        "epochs": epochs,
     }
     print(
         f"rank {args.rank}: {batches} batches, {rows} rows in {elapsed:.1f} s: "

@@ -1,0 +1,157 @@
+package serve
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sync"
+
+	"github.com/shmloader/shmloader/cache"
+	"github.com/shmloader/shmloader/producer/dataset"
+)
+
+// entryKeyVersion starts every cache key: bump it when what an entry holds changes
+// meaning without the config or the file changing.
+const entryKeyVersion = "shmloader serve entry v1"
+
+// store gives decode tasks the blocks of their row groups: mapped from the cache when it
+// holds them, else decoded straight into a new cache entry, else (no cache, not
+// admitted, disk full) decoded into anonymous memory. Every path yields the same bytes.
+type store struct {
+	cache *cache.Cache // nil: no cache
+	keys  []cache.Key  // per row group of this node (zero for the others)
+	meta  []cache.Meta
+	index map[cache.Key]int // key → row group; read-only once built
+	anon  *blockSource
+	warn  func(format string, args ...any)
+
+	once sync.Map // warnings already given, by kind
+}
+
+// entryKeys keys every row group of groups: file identity, row-group index, the row
+// hash input of the config (filter, outputs, transforms) and the entry version.
+func entryKeys(ds *dataset.Dataset, rowText []byte, groups []int) ([]cache.Key, []cache.Meta) {
+	conf := sha256.Sum256(rowText)
+	keys := make([]cache.Key, len(ds.RowGroups))
+	meta := make([]cache.Meta, len(ds.RowGroups))
+	for _, g := range groups {
+		rg := ds.RowGroups[g]
+		h := sha256.New()
+		fmt.Fprintf(h, "%s\x00%d\x00%s\x00%d\x00", entryKeyVersion, cache.FormatVersion, rg.File.Identity(), rg.Index)
+		h.Write(rowText)
+		h.Sum(keys[g][:0])
+		meta[g] = cache.Meta{Config: fmt.Sprintf("%x", conf[:6]), Label: fmt.Sprintf("%s row group %d", filepath.Base(rg.File.Path), rg.Index)}
+	}
+	return keys, meta
+}
+
+// warnOnce logs one warning per kind for the life of the run.
+func (st *store) warnOnce(kind, format string, args ...any) {
+	if _, seen := st.once.LoadOrStore(kind, true); !seen {
+		st.warn(format, args...)
+	}
+}
+
+// rowGroup returns row group g's block: cached, or decoded by read into a new block.
+func (st *store) rowGroup(g int, kept int64, decode func(dst [][]byte) error) (blk block, hit bool, err error) {
+	if st.cache != nil {
+		if e, ok := st.cache.Get(st.keys[g]); ok {
+			if b, ok := st.entryBlock(e, g, kept); ok {
+				e.WillNeed()
+				return b, true, nil
+			}
+			st.warnOnce("shape", "cache: an entry for %s has another shape than this config gives; decoding instead", st.meta[g].Label)
+			e.Close()
+		}
+		if b, ok, err := st.decodeToCache(g, kept, decode); ok || err != nil {
+			return b, false, err
+		}
+	}
+	blk = st.anon.alloc(g)
+	if err := decode(blk.tensors); err != nil {
+		blk.release()
+		return block{}, false, err
+	}
+	return blk, false, nil
+}
+
+// decodeToCache decodes row group g straight into a new cache entry. ok is false when
+// the cache would not take it (the caller decodes into memory instead); err is a
+// decoding error.
+func (st *store) decodeToCache(g int, kept int64, decode func(dst [][]byte) error) (block, bool, error) {
+	sizes := make([]int64, len(st.anon.rowSize))
+	for t, sz := range st.anon.rowSize {
+		sizes[t] = kept * int64(sz)
+	}
+	m := st.meta[g]
+	m.Rows = kept
+	w, err := st.cache.Create(st.keys[g], m, sizes)
+	if err != nil {
+		st.createFailed(err)
+		return block{}, false, nil
+	}
+	if err := decode(w.Tensors()); err != nil {
+		w.Abort()
+		return block{}, false, err
+	}
+	e, err := w.Commit()
+	if err != nil {
+		st.warnOnce("commit", "cache: %v; decoding such row groups into memory instead", err)
+		return block{}, false, nil
+	}
+	b, ok := st.entryBlock(e, g, kept)
+	if !ok {
+		e.Close()
+	}
+	return b, ok, nil
+}
+
+func (st *store) createFailed(err error) {
+	switch {
+	case errors.Is(err, cache.ErrNotAdmitted):
+		// The plan needs everything in the cache sooner: counted in the cache's stats.
+	case errors.Is(err, cache.ErrNoSpace):
+		st.warnOnce("space", "warning: cache disk full (%v): serving what does not fit uncached, nothing is lost", err)
+	case errors.Is(err, cache.ErrTooLarge):
+		st.warnOnce("large", "warning: cache: %v: a row group is larger than a shard's part of cache.size; raise cache.size or lower cache.shards", err)
+	default:
+		st.warnOnce("create", "warning: cache: %v; serving uncached what it cannot write", err)
+	}
+}
+
+// entryBlock views a cache entry as row group g's block, if its shape is what this
+// config gives (the key makes any other shape a bug, but a bug must not misread).
+func (st *store) entryBlock(e *cache.Entry, g int, kept int64) (block, bool) {
+	ts := e.Tensors()
+	if e.Rows() != kept || len(ts) != len(st.anon.rowSize) {
+		return block{}, false
+	}
+	for t, sz := range st.anon.rowSize {
+		if int64(len(ts[t])) != kept*int64(sz) {
+			return block{}, false
+		}
+	}
+	return block{tensors: ts, rows: kept, free: e.Close}, true
+}
+
+// decodeTask fills task t's block of its window: the worker's whole job.
+func (s *server) decodeTask(ctx context.Context, readers *readers, t task) error {
+	rg := s.src.ds.RowGroups[t.rg]
+	kept := s.blocks.rows[t.rg]
+	blk, hit, err := s.store.rowGroup(t.rg, kept, func(dst [][]byte) error {
+		r, err := readers.get(rg.File)
+		if err != nil {
+			return err
+		}
+		return s.src.decode(ctx, r, rg, kept, dst, 0)
+	})
+	if hit {
+		s.stats.cached(kept)
+	} else {
+		s.stats.decoded(kept)
+	}
+	t.w.blocks[t.block] = blk
+	return err
+}
