@@ -7,8 +7,9 @@ physical ceilings, on the same work (bench/peers/work.py, bench/peers/bench.yaml
 Each round runs every contender one after the other on the same dataset, in the same
 order: the ceilings (raw arrow-go decoding of the same columns by bench/rawdecode on 2
 goroutines, pyarrow's decoding of the same columns on 2 threads for reference, and a
-memcpy of the same tensor bytes), then shmloader serve, the PyTorch
-DataLoader, Petastorm cold (no cache), Petastorm filling its local-disk cache and
+memcpy of the same tensor bytes), then shmloader serve (cold, no cache), shmloader
+filling its cache and shmloader warm (a new serve process reading every row group from
+that cache, as a later epoch does), the PyTorch DataLoader, Petastorm cold (no cache), Petastorm filling its local-disk cache and
 Petastorm warm (reading that cache), each with 2 consumer processes (bench/peers/consume.py)
 that read every byte; then the same contenders again with a simulated step time per batch,
 for the data stall. Before the rounds, the DataLoader's num_workers (1-4 worker processes per
@@ -112,11 +113,13 @@ class Bench:
         self.seq += 1
         name = f"{self.seq:03d}-{contender}"
         procs: list[Proc] = []
-        if contender == "shmloader":
+        if contender.startswith("shmloader"):
             job = f"bench{os.getpid()}-{self.seq}"
-            procs.append(Proc("producer", [self.args.bin, "serve", "--config", CONFIG, "--dataset", self.dataset,
-                                           "--job", job, "--quiet", "--dir", self.shm_dir,
-                                           "--workers", str(os.cpu_count() or 1)]))
+            serve = [self.args.bin, "serve", "--config", CONFIG, "--dataset", self.dataset, "--job", job,
+                     "--quiet", "--dir", self.shm_dir, "--workers", str(os.cpu_count() or 1)]
+            if cache:  # "shmloader fill" writes it, "shmloader warm" reads every row group from it
+                serve += ["--cache-dir", cache]
+            procs.append(Proc("producer", serve))
             extra = ["--job", job]
             env = dict(os.environ, SHMLOADER_SHM_DIR=self.shm_dir)
         else:
@@ -126,7 +129,7 @@ class Bench:
             if cache:
                 extra += ["--cache", cache]
             env = None
-        procs += [self.consumer("shmloader" if contender == "shmloader" else loader, r, step_ms, extra)
+        procs += [self.consumer("shmloader" if contender.startswith("shmloader") else loader, r, step_ms, extra)
                   for r in range(RANKS)]
         t0, sampler = run_procs(procs, self.logdir, name, env)
         ranks = [json.loads(p.output.strip().splitlines()[-1]) for p in procs if p.role == "consumer"]
@@ -339,7 +342,7 @@ def main() -> int:
     ap.add_argument("--petastorm-workers", default=os.environ.get("PETASTORM_WORKERS", "auto"),
                     help="Petastorm workers_count per rank, or auto: the fastest of 1, 2, 4, 8")
     ap.add_argument("--only", default=os.environ.get("ONLY", ""),
-                    help="comma-separated subset: raw,memcpy,shmloader,torch,petastorm,petastorm-warm")
+                    help="comma-separated subset: raw,memcpy,shmloader,shmloader-warm,torch,petastorm,petastorm-warm")
     ap.add_argument("--row-group-rows", type=int, default=16384)
     ap.add_argument("--data-root", default=os.path.join(REPO, "build", "bench-data"))
     ap.add_argument("--bin", default=os.environ.get("SHMLOADER_BIN", os.path.join(REPO, "build", "bin", "shmloader")))
@@ -351,13 +354,14 @@ def main() -> int:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     if args.rows < RANKS * 1024 or args.rounds < 1 or args.step_ms <= 0:
         ap.error("--rows must be at least 2048, --rounds at least 1 and --step-ms above 0")
-    want = set(filter(None, args.only.split(","))) or {"raw", "memcpy", "shmloader", "torch", "petastorm", "petastorm-warm"}
+    want = set(filter(None, args.only.split(","))) or {"raw", "memcpy", "shmloader", "shmloader-warm", "torch",
+                                                        "petastorm", "petastorm-warm"}
 
     log(f"hash_bucket in numpy checked against {work.check_hash_vectors()} vectors of producer/transform/testdata")
     dataset = ensure_dataset(args)
     logdir = tempfile.mkdtemp(prefix="shmloader-bench-")
     shm_dir = tempfile.mkdtemp(prefix="shmloader-bench-", dir="/dev/shm")
-    cache_root = tempfile.mkdtemp(prefix="petastorm-cache-", dir=os.path.join(REPO, "build"))
+    cache_root = tempfile.mkdtemp(prefix="bench-caches-", dir=os.path.join(REPO, "build"))
     bench = Bench(args, dataset, logdir, shm_dir)
     host = machine()
     started = time.monotonic()
@@ -381,6 +385,7 @@ def main() -> int:
                 bench.raw(rnd)
                 bench.raw(rnd, "raw pyarrow decode")
             cache = tempfile.mkdtemp(dir=cache_root)  # Petastorm's, filled once per round
+            scache = tempfile.mkdtemp(dir=cache_root)  # shmloader's, likewise (on local disk)
             # The contenders' order turns with each round, so none always runs first.
             groups = ["shmloader", "torch", "petastorm"]
             k = (rnd - 1) % len(groups)
@@ -390,6 +395,12 @@ def main() -> int:
                         rec = bench.run("shmloader", rnd, step)
                         if rec is not None:
                             row_bytes = rec["bytes"] // rec["rows"]
+                    if g == "shmloader" and "shmloader-warm" in want:
+                        # Like Petastorm's: a run fills the cache, then a new serve process
+                        # reads every row group from it (and checks each entry's checksum once).
+                        if not step:
+                            bench.run("shmloader fill", rnd, step, cache=scache)
+                        bench.run("shmloader warm", rnd, step, cache=scache)
                     if g == "torch" and "torch" in want:
                         bench.run("torch", rnd, step, workers=tw)
                         bench.run("torch in-process", rnd, step, workers=0)
@@ -400,6 +411,7 @@ def main() -> int:
                             bench.run("petastorm fill", rnd, step, workers=pw, cache=cache)
                         bench.run("petastorm warm", rnd, step, workers=pw, cache=cache)
             shutil.rmtree(cache, ignore_errors=True)
+            shutil.rmtree(scache, ignore_errors=True)
             if "memcpy" in want:
                 bench.memcpy(rnd, args.rows, row_bytes or 652)
     finally:
