@@ -3,11 +3,11 @@ package serve
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
-	"time"
-	"slices"
 	"testing"
+	"time"
 
 	"github.com/shmloader/shmloader/cache"
 )
