@@ -93,7 +93,9 @@ func (c *Cache) mapEntry(sh *shard, key Key) (*Entry, *fileID, error) {
 	if st.Mode&unix.S_IFMT != unix.S_IFREG || st.Size < headerSize || st.Size > maxEntrySize {
 		return nil, &id, &Error{Op: "validate", Path: path, Err: kindf(ErrBadSize, "file of %d bytes (mode %o)", st.Size, st.Mode)}
 	}
-	mem, err := unix.Mmap(fd, 0, int(st.Size), unix.PROT_READ, unix.MAP_SHARED)
+	// MAP_POPULATE maps every page now, in one call: the first checksum and the gathers
+	// would otherwise take a page fault per 4 KiB (measured: most of a warm epoch's CPU).
+	mem, err := unix.Mmap(fd, 0, int(st.Size), unix.PROT_READ, unix.MAP_SHARED|unix.MAP_POPULATE)
 	if err != nil {
 		return nil, nil, &Error{Op: "map", Path: path, Err: err}
 	}
