@@ -120,8 +120,12 @@ func (s *server) cacheSummary() string {
 			bytes += entryBytes(s.blocks.rows[k], s.src.rowSize)
 		}
 	}
-	return fmt.Sprintf("cache %s: budget %s for this node's %s; holds %d of its %d row groups (%s) already",
+	line := fmt.Sprintf("cache %s: budget %s for this node's %s; holds %d of its %d row groups (%s) already",
 		c.Dir(), sizeText(uint64(c.Budget())), sizeText(uint64(s.cacheNeed)), n, total, sizeText(uint64(bytes)))
+	if c.Budget() < s.cacheNeed {
+		line += "\nserve: warning: the cache cannot hold all of this node's data: the row groups needed soonest are kept, later epochs decode the rest (raise cache.size, or free disk space)"
+	}
+	return line
 }
 
 // cacheStatus is the status line's cache part: this run's hits, misses, bytes served
