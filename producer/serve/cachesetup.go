@@ -14,7 +14,7 @@ import (
 // openStore sets up where decoded row groups live: the cache when cache.dir is set and
 // usable, anonymous memory otherwise (with a warning that says why).
 func (s *server) openStore() {
-	s.store = &store{anon: s.blocks, warn: s.logf}
+	s.store = &store{anon: s.blocks, warn: s.logf, committed: &s.stats.written}
 	c := s.cfg.Cache
 	if c.Dir == "" {
 		return

@@ -13,6 +13,7 @@ import (
 // stats are the counters behind the status line; written by the rank loops and workers.
 type stats struct {
 	decodedRows, cachedRows atomic.Int64
+	written                 atomic.Int64 // cache entries this run committed
 	ranks                   []rankStats
 }
 

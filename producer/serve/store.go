@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 
 	"github.com/shmloader/shmloader/cache"
 	"github.com/shmloader/shmloader/producer/dataset"
@@ -27,7 +28,8 @@ type store struct {
 	anon  *blockSource
 	warn  func(format string, args ...any)
 
-	once sync.Map // warnings already given, by kind
+	once      sync.Map // warnings already given, by kind
+	committed *atomic.Int64
 }
 
 // entryKeys keys every row group of groups: file identity, row-group index, the row
@@ -97,6 +99,9 @@ func (st *store) decodeToCache(g int, kept int64, decode func(dst [][]byte) erro
 		return block{}, false, err
 	}
 	e, err := w.Commit()
+	if err == nil {
+		st.committed.Add(1)
+	}
 	if err != nil {
 		st.warnOnce("commit", "cache: %v; decoding such row groups into memory instead", err)
 		return block{}, false, nil
