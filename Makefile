@@ -14,7 +14,7 @@ BPY     := $(BVENV)/bin/python
 export SHMLOADER_BIN := $(BUILD)/bin/shmloader
 export SHMLOADER_LIB := $(BUILD)/lib/libshmloader.so
 
-.PHONY: build go-build c-build venv bench-venv demo test test-go test-c test-python bench bench-report bench-transport bench-producer fuzz clean distclean
+.PHONY: build go-build c-build venv bench-venv demo test test-go test-c test-python bench bench-report bench-transport bench-producer bench-cachesim fuzz clean distclean
 
 build: go-build c-build
 
@@ -57,7 +57,7 @@ test-python: build venv
 # ROWS (dataset size, default 2000000), ROUNDS (3), STEP_MS (simulated step, 6), ONLY.
 bench: build bench-venv
 	$(GO) build -o $(BUILD)/bin/rawdecode ./bench/rawdecode
-	$(BPY) bench/peers/run.py $(if $(ROWS),--rows $(ROWS)) $(if $(ROUNDS),--rounds $(ROUNDS)) $(if $(STEP_MS),--step-ms $(STEP_MS))
+	$(BPY) bench/peers/run.py $(if $(ROWS),--rows $(ROWS)) $(if $(ROUNDS),--rounds $(ROUNDS)) $(if $(STEP_MS),--step-ms $(STEP_MS)) $(if $(ONLY),--only $(ONLY))
 	$(BPY) bench/peers/report.py
 
 # Tables and plots again from the committed bench/results/peers.json, without running.
@@ -80,6 +80,13 @@ bench-transport: build venv
 # serve against raw arrow-go decoding of the same columns (bench/RESULTS.md).
 bench-producer: build venv
 	bash bench/producer.sh
+
+# Cache eviction by the plan's future (Belady) against LRU, simulated on the row groups one
+# node of the bench job reads over 6 epochs (bench/cachesim); writes
+# bench/results/cachesim.json. CACHESIM_ARGS: more flags (go run ./bench/cachesim -h).
+# Plot: $(BPY) bench/cachesim/plot.py (bench/plots/cachesim.png).
+bench-cachesim:
+	$(GO) run ./bench/cachesim -json bench/results/cachesim.json $(CACHESIM_ARGS)
 
 # Coverage-guided fuzzing of the parsers of untrusted bytes: ring headers, Parquet page
 # headers, configs, cache entry headers and manifests (make test runs the seed corpora).
