@@ -27,7 +27,11 @@ type File struct {
 	Index   int // position in Dataset.Files
 	Size    int64
 	ModTime int64 // ns since 1970, when Open read the footer
-	Meta    *metadata.FileMetaData
+	// ChangeTime is the inode's change time (ns): unlike the mtime, no tool can set it
+	// back, so a file rewritten in place with its old mtime restored (cp -p, rsync -t)
+	// still gets another identity.
+	ChangeTime int64
+	Meta       *metadata.FileMetaData
 
 	sums       []uint32 // chunk CRCs from the footer (ChecksumKey), nil when absent
 	footerHash uint64   // FNV-1a of base name, size and raw footer, for Fingerprint
@@ -67,13 +71,14 @@ const (
 	KindString
 )
 
-// Identity names this very version of the file: absolute path, size, modification time
-// and a hash of the footer. A file rewritten in place, even with the same size, gets
-// another identity; the cache keys entries by it.
+// Identity names this very version of the file: absolute path, size, modification and
+// change times and a hash of the footer. A file rewritten in place, even with the same
+// size and its old mtime put back, gets another identity; the cache keys entries by it.
+// (A chmod, chown or rename changes it too: a few misses, never stale data.)
 func (f *File) Identity() string {
 	p, err := filepath.Abs(f.Path)
 	if err != nil {
 		p = f.Path
 	}
-	return fmt.Sprintf("%s\x00%d\x00%d\x00%016x", p, f.Size, f.ModTime, f.footerHash)
+	return fmt.Sprintf("%s\x00%d\x00%d\x00%d\x00%016x", p, f.Size, f.ModTime, f.ChangeTime, f.footerHash)
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"syscall"
 
 	"github.com/apache/arrow-go/v18/parquet/metadata"
 )
@@ -63,7 +64,7 @@ func readFile(path string, index int) (f *File, err error) {
 	if err := checkChunkRanges(meta, size); err != nil {
 		return fail(err)
 	}
-	f = &File{Path: path, Index: index, Size: size, ModTime: st.ModTime().UnixNano(), Meta: meta}
+	f = &File{Path: path, Index: index, Size: size, ModTime: st.ModTime().UnixNano(), ChangeTime: changeTime(st), Meta: meta}
 	if f.sums, err = parseChecksums(meta); err != nil {
 		return fail(err)
 	}
@@ -108,4 +109,12 @@ func checkChunkRanges(meta *metadata.FileMetaData, size int64) error {
 		}
 	}
 	return nil
+}
+
+// changeTime is the inode change time of st in ns (0 where the system does not say).
+func changeTime(st os.FileInfo) int64 {
+	if sys, ok := st.Sys().(*syscall.Stat_t); ok {
+		return sys.Ctim.Nano()
+	}
+	return 0
 }

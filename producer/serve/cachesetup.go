@@ -29,7 +29,7 @@ func (s *server) openStore() {
 	perShard := make([]int64, c.Shards)
 	s.cacheNeed = 0
 	for _, g := range groups {
-		n := entryBytes(s.blocks.rows[g], s.src.rowSize)
+		n := entryBytes(s.blocks.rows[g], s.blocks.layout.stride)
 		s.cacheNeed += n
 		perShard[keys[g].Shard(c.Shards)] += n
 	}
@@ -41,7 +41,7 @@ func (s *server) openStore() {
 		}
 	}
 	cc, err := cache.Open(cache.Options{Dir: c.Dir, Size: max(size, 1), Shards: c.Shards,
-		Log: func(format string, args ...any) { s.logf("cache: "+format, args...) }})
+		Log: func(format string, args ...any) { s.logf("warning: "+format, args...) }})
 	if err != nil {
 		s.logf("warning: cache: %v; serving uncached (every epoch decodes again)", err)
 		return
@@ -55,14 +55,10 @@ func (s *server) openStore() {
 	cc.SetOracle(s)
 }
 
-// entryBytes is the size of a cache entry of rows rows: header page, then each
-// tensor's region padded to 64 bytes (cache/doc.go).
-func entryBytes(rows int64, rowSize []int) int64 {
-	n := int64(4096)
-	for _, sz := range rowSize {
-		n += (rows*int64(sz) + 63) &^ 63
-	}
-	return n
+// entryBytes is the size of a cache entry of rows records: header page, then the
+// records padded to 64 bytes (cache/doc.go).
+func entryBytes(rows int64, stride int) int64 {
+	return 4096 + (rows*int64(stride)+63)&^63
 }
 
 // freeBytes is the space free to this user on the file system that holds dir (or would:
@@ -117,7 +113,7 @@ func (s *server) cacheSummary() string {
 		total++
 		if c.Has(g) {
 			n++
-			bytes += entryBytes(s.blocks.rows[k], s.src.rowSize)
+			bytes += entryBytes(s.blocks.rows[k], s.blocks.layout.stride)
 		}
 	}
 	line := fmt.Sprintf("cache %s: budget %s for this node's %s; holds %d of its %d row groups (%s) already",

@@ -110,7 +110,7 @@ func Run(ctx context.Context, cfg *config.Config, opt Options) ([]Result, error)
 	}
 	// One window per partition of this node is being read at a time, prefetch more each.
 	parts := len(s.plan.NodePartitions())
-	s.blocks = newBlockSource(s.src.rowSize, rows)
+	s.blocks = newBlockSource(newRowLayout(s.src.rowSize), rows)
 	s.at = make([]atomic.Uint64, cfg.Ranks)
 	s.windows = newWindows(s.queue, s.blocks, (cfg.Prefetch+1)*parts+1, s.place, s.floor)
 	s.openStore()

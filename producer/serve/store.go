@@ -15,7 +15,8 @@ import (
 
 // entryKeyVersion starts every cache key: bump it when what an entry holds changes
 // meaning without the config or the file changing.
-const entryKeyVersion = "shmloader serve entry v1"
+// v2: one region of row records (rowLayout) instead of one region per tensor.
+const entryKeyVersion = "shmloader serve entry v2"
 
 // store gives decode tasks the blocks of their row groups: mapped from the cache when it
 // holds them, else decoded straight into a new cache entry, else (no cache, not
@@ -56,8 +57,8 @@ func (st *store) warnOnce(kind, format string, args ...any) {
 	}
 }
 
-// rowGroup returns row group g's block: cached, or decoded by read into a new block.
-func (st *store) rowGroup(g int, kept int64, decode func(dst [][]byte) error) (blk block, hit bool, err error) {
+// rowGroup returns row group g's block: cached, or made by decode into a new one.
+func (st *store) rowGroup(g int, kept int64, decode func(dst []byte) error) (blk block, hit bool, err error) {
 	if st.cache != nil {
 		if e, ok := st.cache.Get(st.keys[g]); ok {
 			if b, ok := st.entryBlock(e, g, kept); ok {
@@ -72,7 +73,7 @@ func (st *store) rowGroup(g int, kept int64, decode func(dst [][]byte) error) (b
 		}
 	}
 	blk = st.anon.alloc(g)
-	if err := decode(blk.tensors); err != nil {
+	if err := decode(blk.data); err != nil {
 		blk.release()
 		return block{}, false, err
 	}
@@ -82,19 +83,15 @@ func (st *store) rowGroup(g int, kept int64, decode func(dst [][]byte) error) (b
 // decodeToCache decodes row group g straight into a new cache entry. ok is false when
 // the cache would not take it (the caller decodes into memory instead); err is a
 // decoding error.
-func (st *store) decodeToCache(g int, kept int64, decode func(dst [][]byte) error) (block, bool, error) {
-	sizes := make([]int64, len(st.anon.rowSize))
-	for t, sz := range st.anon.rowSize {
-		sizes[t] = kept * int64(sz)
-	}
+func (st *store) decodeToCache(g int, kept int64, decode func(dst []byte) error) (block, bool, error) {
 	m := st.meta[g]
 	m.Rows = kept
-	w, err := st.cache.Create(st.keys[g], m, sizes)
+	w, err := st.cache.Create(st.keys[g], m, []int64{kept * int64(st.anon.layout.stride)})
 	if err != nil {
 		st.createFailed(err)
 		return block{}, false, nil
 	}
-	if err := decode(w.Tensors()); err != nil {
+	if err := decode(w.Tensors()[0]); err != nil {
 		w.Abort()
 		return block{}, false, err
 	}
@@ -130,27 +127,28 @@ func (st *store) createFailed(err error) {
 // config gives (the key makes any other shape a bug, but a bug must not misread).
 func (st *store) entryBlock(e *cache.Entry, g int, kept int64) (block, bool) {
 	ts := e.Tensors()
-	if e.Rows() != kept || len(ts) != len(st.anon.rowSize) {
+	if e.Rows() != kept || len(ts) != 1 || int64(len(ts[0])) != kept*int64(st.anon.layout.stride) {
 		return block{}, false
 	}
-	for t, sz := range st.anon.rowSize {
-		if int64(len(ts[t])) != kept*int64(sz) {
-			return block{}, false
-		}
-	}
-	return block{tensors: ts, rows: kept, free: e.Close}, true
+	return block{data: ts[0], rows: kept, free: e.Close}, true
 }
 
-// decodeTask fills task t's block of its window: the worker's whole job.
-func (s *server) decodeTask(ctx context.Context, readers *readers, t task) error {
+// decodeTask fills task t's block of its window: the worker's whole job. The transforms
+// write each tensor's column into cols (the worker's), which are then interleaved into
+// the block's records.
+func (s *server) decodeTask(ctx context.Context, readers *readers, cols [][]byte, t task) error {
 	rg := s.src.ds.RowGroups[t.rg]
 	kept := s.blocks.rows[t.rg]
-	blk, hit, err := s.store.rowGroup(t.rg, kept, func(dst [][]byte) error {
+	blk, hit, err := s.store.rowGroup(t.rg, kept, func(dst []byte) error {
 		r, err := readers.get(rg.File)
 		if err != nil {
 			return err
 		}
-		return s.src.decode(ctx, r, rg, kept, dst, 0)
+		if err := s.src.decode(ctx, r, rg, kept, cols, 0); err != nil {
+			return err
+		}
+		s.blocks.layout.interleave(dst, cols, kept)
+		return nil
 	})
 	if hit {
 		s.stats.cached(kept)
