@@ -38,7 +38,7 @@ func runServe(args []string) error {
 		{"node-rank", "node.rank", "this node's rank"},
 		{"node-count", "node.count", "number of nodes"},
 		{"workers", "workers", "decode workers, 0 = GOMAXPROCS"},
-		{"prefetch", "prefetch", "windows decoded ahead, per partition"},
+		{"prefetch", "prefetch", "windows decoded ahead"},
 		{"cache-dir", "cache.dir", "cache directory on local disk, \"\" = no cache"},
 		{"cache-size", "cache.size", "cache size such as 64GiB, 0 = automatic"},
 		{"partitions", "partitions", "canonical partitions, 0 = automatic"},

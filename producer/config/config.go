@@ -22,7 +22,7 @@ type Config struct {
 	Node       Node          //
 	RingDepth  int           // slots per ring; default 8
 	Workers    int           // decode workers; default 0 = GOMAXPROCS
-	Prefetch   int           // windows decoded ahead of the slowest rank; default 1
+	Prefetch   int           // windows decoded ahead of the slowest rank; default 2
 	Progress   time.Duration // status line period on stderr; default 5s; 0 turns it off
 	Cache      Cache         // the local-disk cache of transformed row groups
 	Filter     []Predicate   // rows kept: every predicate holds (AND)

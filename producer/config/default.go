@@ -25,7 +25,7 @@ func Default() Config {
 		Ranks:     1,
 		Node:      Node{Rank: 0, Count: 1},
 		RingDepth: 8,
-		Prefetch:  1,
+		Prefetch:  2,
 		Cache:     Cache{Shards: 16},
 		Progress:  5 * time.Second,
 	}

@@ -27,7 +27,7 @@ func TestDefaults(t *testing.T) {
 	d := Default()
 	if d.Job != "train" || d.BatchSize != 1024 || d.Epochs != 1 || !d.Shuffle.RowGroups || d.Shuffle.Window != 4 ||
 		!d.DropLast || d.Ranks != 1 || d.Node != (Node{0, 1}) || d.RingDepth != 8 || d.Workers != 0 ||
-		d.Prefetch != 1 || d.Progress != 5*time.Second || d.Seed != 0 {
+		d.Prefetch != 2 || d.Progress != 5*time.Second || d.Seed != 0 || d.Partitions != 0 || d.Cache != (Cache{Shards: 16}) {
 		t.Fatalf("Default() = %+v, not the documented defaults", d)
 	}
 }

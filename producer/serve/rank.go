@@ -91,13 +91,14 @@ func (s *server) fill(ctx context.Context, slot *ring.Slot, r int, epoch, g uint
 	return at, nil
 }
 
-// prefetchAfter queues the windows this node starts reading after global batch g of
-// epoch e, in the order of their first use (plan.NodeOrder), into the next epoch if need
-// be: prefetch windows per partition in all.
+// prefetchAfter queues the next `prefetch` windows this node starts reading after global
+// batch g of epoch e, in the order of their first use (plan.NodeOrder), into the next
+// epoch if need be. The partitions' windows end at staggered batches (plan/doc.go), so a
+// few ahead keep the workers busy.
 func (s *server) prefetchAfter(e, g uint64) {
 	order := s.order(e)
 	i := sort.Search(len(order.windows), func(i int) bool { return order.windows[i].First > g }) - 1
-	for range s.cfg.Prefetch * len(s.plan.NodePartitions()) {
+	for range s.cfg.Prefetch {
 		if i++; i >= len(order.windows) {
 			if e++; s.cfg.Epochs != 0 && e >= s.cfg.Epochs {
 				return

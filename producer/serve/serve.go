@@ -108,11 +108,12 @@ func Run(ctx context.Context, cfg *config.Config, opt Options) ([]Result, error)
 	if n := s.plan.StepsFrom(0, s.opt.StartBase); s.opt.StartStep >= n {
 		return nil, fmt.Errorf("start at step %d: an epoch has steps 0..%d per rank", s.opt.StartStep, int64(n)-1)
 	}
-	// One window per partition of this node is being read at a time, prefetch more each.
+	// One window per partition of this node is being read at a time (two while a batch
+	// spans a window's end), and prefetch more are decoded ahead.
 	parts := len(s.plan.NodePartitions())
 	s.blocks = newBlockSource(newRowLayout(s.src.rowSize), rows)
 	s.at = make([]atomic.Uint64, cfg.Ranks)
-	s.windows = newWindows(s.queue, s.blocks, (cfg.Prefetch+1)*parts+1, s.place, s.floor)
+	s.windows = newWindows(s.queue, s.blocks, parts+cfg.Prefetch+2, s.place, s.floor)
 	s.openStore()
 	if s.store.cache != nil {
 		defer s.store.cache.Close()
