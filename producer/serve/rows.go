@@ -1,5 +1,7 @@
 package serve
 
+import "unsafe"
+
 // rowLayout places every tensor of a row side by side: a block holds each kept row as
 // one record of stride bytes, tensor t at offset off[t]. A gather then touches one place
 // per row, not one per tensor: rows are taken in a random order, and each place is a
@@ -20,23 +22,32 @@ func newRowLayout(size []int) rowLayout {
 	return l
 }
 
-// interleave copies per-tensor, row-major columns of rows rows into records.
+// interleave copies per-tensor, row-major columns of rows rows into records, one
+// record after another: each record is written whole, once, from sequential reads of
+// the columns (a pass per tensor would pull the whole block through the cache again).
 func (l rowLayout) interleave(dst []byte, cols [][]byte, rows int64) {
 	n := int(rows)
-	for t, sz := range l.size {
-		src, off := cols[t], l.off[t]
-		switch sz {
-		case 4:
-			for r := range n {
-				copy(dst[r*l.stride+off:r*l.stride+off+4], src[r*4:r*4+4])
-			}
-		case 8:
-			for r := range n {
-				copy(dst[r*l.stride+off:r*l.stride+off+8], src[r*8:r*8+8])
-			}
-		default:
-			for r := range n {
-				copy(dst[r*l.stride+off:r*l.stride+off+sz], src[r*sz:(r+1)*sz])
+	if n == 0 {
+		return
+	}
+	_ = dst[n*l.stride-1] // bounds: every record is inside dst
+	src := make([]unsafe.Pointer, len(cols))
+	for t, c := range cols {
+		_ = c[n*l.size[t]-1] // and every column holds rows rows
+		src[t] = unsafe.Pointer(unsafe.SliceData(c))
+	}
+	base := unsafe.Pointer(unsafe.SliceData(dst))
+	for r := range n {
+		rec := unsafe.Add(base, r*l.stride)
+		for t, sz := range l.size {
+			d, s := unsafe.Add(rec, l.off[t]), unsafe.Add(src[t], r*sz)
+			switch sz {
+			case 4:
+				*(*uint32)(d) = *(*uint32)(s)
+			case 8:
+				*(*uint64)(d) = *(*uint64)(s)
+			default:
+				copy(unsafe.Slice((*byte)(d), sz), unsafe.Slice((*byte)(s), sz))
 			}
 		}
 	}
