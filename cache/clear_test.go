@@ -41,7 +41,7 @@ func TestListDescribesTheDir(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if l.Format != 1 || l.Shards != 2 || l.Entries != 5 || l.Bytes != 5*(headerSize+100) {
+	if l.Format != FormatVersion || l.Shards != 2 || l.Entries != 5 || l.Bytes != 5*(headerSize+100) {
 		t.Fatalf("totals: %+v", l)
 	}
 	if len(l.Configs) != 2 || l.Configs[0].Config != "cfg0" || l.Configs[0].Entries != 3 || len(l.Configs[0].Labels) != 3 {

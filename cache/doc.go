@@ -14,13 +14,13 @@
 // Belady's rule and refuses entries needed later than everything they would displace;
 // without one it is LRU. Bytes on disk are untrusted: headers and manifests are validated
 // field by field before use, manifests are decoded only after their CRC-32C matches, and
-// each entry file's data CRC-32C is checked the first time a process serves it. Anything
+// each entry file's CRC-32 is checked the first time a process serves it. Anything
 // bad is counted (Stats.Corrupt), removed and rebuilt by the next Create, never served.
 //
 // The dir:
 //
 //	DIR/
-//	  shmloader-cache      "shmloader cache\nformat 1\nshards 16\n": written once, never
+//	  shmloader-cache      "shmloader cache\nformat 2\nshards 16\n": written once, never
 //	                       changed; another format is refused (cache clear empties it)
 //	  lock                 flock: shared by every open Cache, exclusive in Clear
 //	  s00/ … s15/          shard of a key: first 8 key bytes (little endian) mod shards
@@ -36,7 +36,7 @@
 //	      │ magic "SHMLCENT" (8) │ format (u32) │ header size 4096 (u32) │
 //	16    │ key (32)                                                 │
 //	48    │ rows (i64) │ file size (u64)                             │
-//	64    │ tensor count n (u32) │ CRC-32C (u32) │ len(config), len(label) (u16 each) │
+//	64    │ tensor count n (u32) │ CRC-32 (u32)  │ len(config), len(label) (u16 each) │
 //	128   │ n × { offset (u64), length (u64) }        n ≤ 192         │
 //	3200  │ config bytes, label bytes                 (≤ 64, ≤ 512)   │
 //	4096  ├──────────────────────────────────────────────────────────┤
@@ -45,7 +45,7 @@
 //	      │ tensor 1 … tensor n-1 (the file ends with the last)      │
 //	      └──────────────────────────────────────────────────────────┘
 //
-// All integers are little endian. The CRC-32C (Castagnoli) covers the header page with
+// All integers are little endian. The CRC-32 (IEEE; format 1 used CRC-32C) covers the header page with
 // its CRC field zeroed, then each region (not the padding). Offsets must be exactly where
 // the lengths put them, and the file size must match, or the entry is corrupt.
 //

@@ -41,7 +41,7 @@ func (e *Entry) Close() {
 
 // Get returns the entry for key, or false: not cached, another process evicted it, or it
 // was found corrupt (counted in Stats.Corrupt and removed). The first Get of a file in
-// this process checks its CRC-32C over all its bytes; later ones only validate the header.
+// this process checks its CRC-32 over all its bytes; later ones only validate the header.
 func (c *Cache) Get(key Key) (*Entry, bool) {
 	if c.closed.Load() {
 		c.stats.misses.Add(1)
@@ -126,7 +126,7 @@ func (c *Cache) validate(sh *shard, key Key, id fileID, mem []byte) (h header, e
 	if err == nil && !sh.isVerified(key, id) {
 		c.stats.checksums.Add(1)
 		if sum := checksum(mem, h.lay); sum != h.crc {
-			err = kindf(ErrChecksum, "CRC-32C %08x, header says %08x", sum, h.crc)
+			err = kindf(ErrChecksum, "CRC-32 %08x, header says %08x", sum, h.crc)
 		}
 	}
 	return h, err

@@ -37,7 +37,7 @@ var (
 	ErrBadSize = errors.New("size mismatch")
 	// ErrBadOffset: a tensor region is misaligned, overlaps or lies outside the file.
 	ErrBadOffset = errors.New("offset out of range")
-	// ErrChecksum: the CRC-32C does not match the bytes.
+	// ErrChecksum: the checksum does not match the bytes.
 	ErrChecksum = errors.New("checksum mismatch")
 	// ErrBadKey: the key in the file is not the key its name or the request says.
 	ErrBadKey = errors.New("key mismatch")

@@ -9,7 +9,8 @@ import (
 // The entry header page; doc.go has the diagram.
 const (
 	entryMagic    = "SHMLCENT"
-	FormatVersion = 1 // of the dir, its entries and manifests; any change of layout bumps it
+	FormatVersion = 2 // of the dir, its entries and manifests; any change of layout bumps it
+	// v2: entries are checked with CRC-32 (IEEE) instead of CRC-32C
 
 	headerSize = 4096
 	align      = 64 // of every tensor region
@@ -143,15 +144,18 @@ func parseHeader(page []byte, fileSize int64) (header, error) {
 	return h, nil
 }
 
-// checksum is the CRC-32C of the header page with its CRC field zeroed, then of each
-// region in order (not the alignment padding). mem is the whole file, already validated.
+// checksum is the CRC-32 (IEEE) of the header page with its CRC field zeroed, then of
+// each region in order (not the alignment padding). mem is the whole file, already
+// validated. IEEE, not Castagnoli: Go computes it with carry-less multiplication at
+// about 28 GB/s over mapped entries here, CRC-32C at 4 to 8 GB/s, and a fresh process
+// checks every entry it serves once (it was over half of a warm epoch's CPU).
 func checksum(mem []byte, lay layout) uint32 {
 	var zero [4]byte
-	c := crc32.Update(0, castagnoli, mem[:offCRC])
-	c = crc32.Update(c, castagnoli, zero[:])
-	c = crc32.Update(c, castagnoli, mem[offCRC+4:headerSize])
+	c := crc32.Update(0, crc32.IEEETable, mem[:offCRC])
+	c = crc32.Update(c, crc32.IEEETable, zero[:])
+	c = crc32.Update(c, crc32.IEEETable, mem[offCRC+4:headerSize])
 	for i, off := range lay.offs {
-		c = crc32.Update(c, castagnoli, mem[off:off+lay.lens[i]])
+		c = crc32.Update(c, crc32.IEEETable, mem[off:off+lay.lens[i]])
 	}
 	return c
 }

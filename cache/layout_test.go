@@ -13,7 +13,7 @@ func TestDirLayout(t *testing.T) {
 	dir := t.TempDir()
 	c, _ := openCache(t, dir, 64<<20, 4)
 	b, err := os.ReadFile(filepath.Join(dir, infoName))
-	if err != nil || string(b) != "shmloader cache\nformat 1\nshards 4\n" {
+	if err != nil || string(b) != fmt.Sprintf("shmloader cache\nformat %d\nshards 4\n", FormatVersion) {
 		t.Fatalf("info file %q, %v", b, err)
 	}
 	for i := range 4 {
@@ -98,23 +98,23 @@ func TestDirKeepsItsShardCount(t *testing.T) {
 
 func TestDirOfAnotherFormatIsRefusedThenCleared(t *testing.T) {
 	dir := t.TempDir()
-	os.WriteFile(filepath.Join(dir, infoName), []byte("shmloader cache\nformat 2\nshards 4\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, infoName), []byte("shmloader cache\nformat 1\nshards 4\n"), 0o644)
 	os.MkdirAll(filepath.Join(dir, "s00"), 0o755)
-	os.WriteFile(filepath.Join(dir, "s00", "whatever-v2-wrote"), []byte("v2 bytes"), 0o644)
+	os.WriteFile(filepath.Join(dir, "s00", "whatever-v1-wrote"), []byte("v1 bytes"), 0o644)
 	_, err := Open(Options{Dir: dir, Size: 1 << 20})
 	if !errors.Is(err, ErrFormat) {
 		t.Fatalf("Open: %v, want ErrFormat", err)
 	}
-	for _, want := range []string{dir, "format 2", "reads format 1", "cache clear"} {
+	for _, want := range []string{dir, "format 1", fmt.Sprintf("reads format %d", FormatVersion), "cache clear"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not say %q", err, want)
 		}
 	}
-	if _, err := os.Stat(filepath.Join(dir, "s00", "whatever-v2-wrote")); err != nil {
+	if _, err := os.Stat(filepath.Join(dir, "s00", "whatever-v1-wrote")); err != nil {
 		t.Fatal("Open touched a dir of another format")
 	}
 	l, err := List(dir)
-	if err != nil || l.Format != 2 || len(l.OtherVersion) != 1 {
+	if err != nil || l.Format != 1 || len(l.OtherVersion) != 1 {
 		t.Fatalf("List: %+v, %v", l, err)
 	}
 	if err := Clear(dir); err != nil {
@@ -132,7 +132,7 @@ func TestEntryOfAnotherVersionIsAMissNotCorruption(t *testing.T) {
 	put(t, a, k, 10)
 	a.Close()
 	path := filepath.Join(dir, "s00", entryName(k))
-	patch(t, path, offVersion, []byte{2, 0, 0, 0})
+	patch(t, path, offVersion, []byte{FormatVersion + 1, 0, 0, 0})
 	b, _ := openCache(t, dir, 64<<20, 1)
 	mustMiss(t, b, k)
 	if s := b.Stats(); s.Corrupt != 0 {
@@ -144,16 +144,18 @@ func TestEntryOfAnotherVersionIsAMissNotCorruption(t *testing.T) {
 }
 
 func TestInfoFileParser(t *testing.T) {
+	v := fmt.Sprintf("shmloader cache\nformat %d\n", FormatVersion)
 	for _, tc := range []struct {
 		in   string
 		want error
 	}{
-		{"shmloader cache\nformat 1\nshards 16\n", nil},
-		{"shmloader cache\nformat 1\nshards 16\nfuture 3\n", nil},
+		{v + "shards 16\n", nil},
+		{v + "shards 16\nfuture 3\n", nil},
 		{"shmloader cache\nformat 7\nshards 16\n", ErrFormat},
+		{"shmloader cache\nformat 1\nshards 16\n", ErrFormat}, // CRC-32C entries: refused, not misread
 		{"shmloader cache\nshards 16\n", ErrFormat},
-		{"shmloader cache\nformat 1\nshards 0\n", ErrBadRecord},
-		{"shmloader cache\nformat 1\nshards 1000\n", ErrBadRecord},
+		{v + "shards 0\n", ErrBadRecord},
+		{v + "shards 1000\n", ErrBadRecord},
 		{"shmloader cache\nformat x\n", ErrBadRecord},
 		{"something else\n", ErrBadMagic},
 		{"", ErrBadMagic},

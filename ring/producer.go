@@ -64,7 +64,7 @@ func NewProducer(mem []byte, g *Geometry) (*Producer, error) {
 	h.State.Store(StateRunning)
 	h.Version.Store(Version) // [HDR] release: the header above is complete
 	p := &Producer{mem: mem, h: h, g: g}
-	p.w = waiter{bell: &h.TailBell, waiting: &h.ProdWaiting, check: func() error { return nil }}
+	p.w = waiter{bell: &h.TailBell, waiting: &h.ProdWaiting, check: func() error { return nil }, spin: min(SpinFor, producerSpin)}
 	return p, nil
 }
 

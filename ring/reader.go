@@ -65,7 +65,7 @@ func NewReader(mem []byte, g *Geometry, alive func() error) (*Reader, error) {
 		default:
 			return fmt.Errorf("%w: producer state %d", ErrCorrupt, st)
 		}
-	}}
+	}, spin: SpinFor}
 	return r, nil
 }
 

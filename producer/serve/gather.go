@@ -15,22 +15,28 @@ func (s *server) gather(slot *ring.Slot, w *window, from, to int64, at int) {
 	for t, sz := range l.size {
 		dst[t] = unsafe.Pointer(unsafe.SliceData(slot.Tensor(t)[at*sz:]))
 	}
+	gatherRows(l, dst, w, from, to)
+}
+
+// gatherRows copies rows [from, to) of w, in serving order, into the tensors at dst.
+func gatherRows(l *rowLayout, dst []unsafe.Pointer, w *window, from, to int64) {
 	if w.order == nil {
-		s.gatherRuns(dst, w, from, to)
+		gatherRuns(l, dst, w, from, to)
 		return
 	}
 	bases := make([]unsafe.Pointer, len(w.blocks))
 	for b := range w.blocks {
 		bases[b] = unsafe.Pointer(unsafe.SliceData(w.blocks[b].data))
 	}
+	// The rows' cache and TLB misses already overlap: touching rows 4 to 32 ahead
+	// before copying measured no faster (BenchmarkGather).
 	for i, o := range w.order[from:to] {
 		copyRow(l, dst, i, unsafe.Add(bases[o.b], uintptr(o.l)*uintptr(l.stride)))
 	}
 }
 
 // gatherRuns copies rows [from, to) of a window whose rows keep their order.
-func (s *server) gatherRuns(dst []unsafe.Pointer, w *window, from, to int64) {
-	l := &s.blocks.layout
+func gatherRuns(l *rowLayout, dst []unsafe.Pointer, w *window, from, to int64) {
 	i := 0
 	for b := range w.blocks {
 		lo, hi := max(from, w.starts[b]), min(to, w.starts[b]+w.blocks[b].rows)

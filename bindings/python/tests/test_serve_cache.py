@@ -208,7 +208,7 @@ def cache_ls(env: dict[str, Any], cache: Path) -> Listing:
                           text=True, timeout=30)  # fmt: skip
     assert proc.returncode == 0, f"cache ls {cache} failed: {proc.stdout}{proc.stderr}"
     text = proc.stdout
-    head = re.match(r"cache .+: format 1, (\d+) shards, (\d+) entries, ", text)
+    head = re.match(r"cache .+: format \d+, (\d+) shards, (\d+) entries, ", text)
     assert head and int(head[1]) == SHARDS, text
     configs = {m[1]: int(m[2]) for m in re.finditer(r"^\s*([0-9a-f]{12})\s+(\d+)\s", text, re.M)}
     manifests = {m[1]: m[2] for m in re.finditer(r"^\s*(s\d\d)\s+\d+\s+.+?\s+\d+\s{2,}(.+)$",
