@@ -28,8 +28,10 @@ func gatherRows(l *rowLayout, dst []unsafe.Pointer, w *window, from, to int64) {
 	for b := range w.blocks {
 		bases[b] = unsafe.Pointer(unsafe.SliceData(w.blocks[b].data))
 	}
-	// The rows' cache and TLB misses already overlap: touching rows 4 to 32 ahead
-	// before copying measured no faster (BenchmarkGather).
+	// Random rows are what limits this loop: BenchmarkGather copies about 5 GB/s from a
+	// shuffled window, 13 GB/s from the same records in order and 20 GB/s as one memcpy.
+	// The rows' misses already overlap: loading one byte of the row 4 to 32 ahead, or
+	// every line of it, measured no faster or slower.
 	for i, o := range w.order[from:to] {
 		copyRow(l, dst, i, unsafe.Add(bases[o.b], uintptr(o.l)*uintptr(l.stride)))
 	}
