@@ -142,9 +142,10 @@ func (s *source) countKept(ctx context.Context, r *dataset.Reader, rg dataset.Ro
 	return int64(len(sel)), nil
 }
 
-// decode reads rg, filters it and writes its kept rows' outputs into dst (one buffer per
-// tensor) starting at row first. want is the kept-row count the plan was made with.
-func (s *source) decode(ctx context.Context, r *dataset.Reader, rg dataset.RowGroup, want int64, dst [][]byte, first int64) error {
+// decode reads rg, filters it and writes its kept rows' outputs into dst as records of
+// layout l: tensor t of kept row k at dst[k*l.stride+l.off[t]]. want is the kept-row
+// count the plan was made with.
+func (s *source) decode(ctx context.Context, r *dataset.Reader, rg dataset.RowGroup, want int64, dst []byte, l *rowLayout) error {
 	cols, err := r.ReadRowGroup(ctx, rg.Index, s.columns)
 	if err != nil {
 		return err
@@ -168,12 +169,11 @@ func (s *source) decode(ctx context.Context, r *dataset.Reader, rg dataset.RowGr
 			in[i] = cols[c]
 		}
 		ten := out.Tensors()
-		parts := make([][]byte, len(ten))
+		d := transform.Dest{Bufs: make([][]byte, len(ten)), Stride: make([]int, len(ten))}
 		for i := range ten {
-			t, sz := s.outTen[o]+i, int64(s.rowSize[s.outTen[o]+i])
-			parts[i] = dst[t][first*sz : (first+n)*sz]
+			d.Bufs[i], d.Stride[i] = dst[l.off[s.outTen[o]+i]:], l.stride
 		}
-		if err := out.Apply(in, sel, parts); err != nil {
+		if err := out.ApplyTo(in, sel, d); err != nil {
 			return &dataset.Error{Op: "transform", Path: rg.File.Path, RowGroup: rg.Index, Err: err}
 		}
 	}

@@ -134,9 +134,9 @@ func (st *store) entryBlock(e *cache.Entry, g int, kept int64) (block, bool) {
 }
 
 // decodeTask fills task t's block of its window: the worker's whole job. The transforms
-// write each tensor's column into cols (the worker's), which are then interleaved into
-// the block's records.
-func (s *server) decodeTask(ctx context.Context, readers *readers, cols [][]byte, t task) error {
+// write every tensor straight into the block's records (a cache entry's, when the cache
+// takes it).
+func (s *server) decodeTask(ctx context.Context, readers *readers, t task) error {
 	rg := s.src.ds.RowGroups[t.rg]
 	kept := s.blocks.rows[t.rg]
 	blk, hit, err := s.store.rowGroup(t.rg, kept, func(dst []byte) error {
@@ -144,11 +144,7 @@ func (s *server) decodeTask(ctx context.Context, readers *readers, cols [][]byte
 		if err != nil {
 			return err
 		}
-		if err := s.src.decode(ctx, r, rg, kept, cols, 0); err != nil {
-			return err
-		}
-		s.blocks.layout.interleave(dst, cols, kept)
-		return nil
+		return s.src.decode(ctx, r, rg, kept, dst, &s.blocks.layout)
 	})
 	if hit {
 		s.stats.cached(kept)

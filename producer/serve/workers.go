@@ -85,16 +85,12 @@ func (q *queue) stop() {
 func (s *server) worker(ctx context.Context) {
 	readers := newReaders(s.src.ds)
 	defer readers.close()
-	cols := make([][]byte, len(s.src.rowSize)) // one row group's columns, as transformed
-	for t, sz := range s.src.rowSize {
-		cols[t] = make([]byte, s.blocks.maxRows*int64(sz))
-	}
 	for {
 		t, ok := s.queue.pop()
 		if !ok {
 			return
 		}
-		t.w.done(s.decodeTask(ctx, readers, cols, t))
+		t.w.done(s.decodeTask(ctx, readers, t))
 	}
 }
 

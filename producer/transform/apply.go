@@ -15,12 +15,32 @@ const blockValues = 1024
 
 var workPool = sync.Pool{New: func() any { return new(work) }}
 
+// Dest says where Apply writes each tensor: row k of tensor i starts at byte
+// k*Stride[i] of Bufs[i]. Row-major tensors have Stride[i] = the tensor's row size;
+// serve's records put every tensor of a row side by side, one stride apart.
+type Dest struct {
+	Bufs   [][]byte
+	Stride []int
+}
+
 // Apply transforms rows sel (row indices into cols, ascending; nil = all rows) of cols
 // (one *arrow.Chunked per Columns(), same order, all of equal length) and writes them
 // row-major into dst: dst[i] is tensor i's region for len(sel) rows (len(sel)*rowBytes(i)).
 // A non-nil empty sel writes nothing. Safe for concurrent use by several goroutines
 // (different cols/dst).
 func (o *Output) Apply(cols []*arrow.Chunked, sel []int32, dst [][]byte) error {
+	d := Dest{Bufs: dst, Stride: make([]int, len(dst))}
+	for i := range dst {
+		if i < len(o.tensors) {
+			d.Stride[i] = o.rowBytes(i)
+		}
+	}
+	return o.ApplyTo(cols, sel, d)
+}
+
+// ApplyTo is Apply with each tensor's rows stride bytes apart; the bytes between one
+// row's end and the next row's start are left as they are.
+func (o *Output) ApplyTo(cols []*arrow.Chunked, sel []int32, dst Dest) error {
 	if len(cols) != len(o.cols) {
 		return fmt.Errorf("output %q: %d columns given, want %d", o.name, len(cols), len(o.cols))
 	}
@@ -43,12 +63,16 @@ func (o *Output) Apply(cols []*arrow.Chunked, sel []int32, dst [][]byte) error {
 			return fmt.Errorf("output %q: %w", o.name, err)
 		}
 	}
-	if len(dst) != len(o.tensors) {
-		return fmt.Errorf("output %q: %d destination buffers, want %d", o.name, len(dst), len(o.tensors))
+	if len(dst.Bufs) != len(o.tensors) || len(dst.Stride) != len(o.tensors) {
+		return fmt.Errorf("output %q: %d destination buffers and %d strides, want %d", o.name, len(dst.Bufs), len(dst.Stride), len(o.tensors))
 	}
-	for i := range dst {
-		if need := n * o.rowBytes(i); len(dst[i]) < need {
-			return fmt.Errorf("output %q: tensor %q: %d bytes for %d rows, want %d", o.name, o.tensors[i].Name, len(dst[i]), n, need)
+	for i, buf := range dst.Bufs {
+		rb, st := o.rowBytes(i), dst.Stride[i]
+		if st < rb {
+			return fmt.Errorf("output %q: tensor %q: rows %d bytes apart, but a row is %d bytes", o.name, o.tensors[i].Name, st, rb)
+		}
+		if need := (n-1)*st + rb; n > 0 && len(buf) < need {
+			return fmt.Errorf("output %q: tensor %q: %d bytes for %d rows %d bytes apart, want %d", o.name, o.tensors[i].Name, len(buf), n, st, need)
 		}
 	}
 	readers := make([]colReader, len(cols))

@@ -130,8 +130,8 @@ func TestApplyErrors(t *testing.T) {
 		{[]*arrow.Chunked{a.ch, wrongType.ch}, nil, dst, `column "b": chunk 0 is int32, compiled for float32`},
 		{[]*arrow.Chunked{a.ch, a.ch}, []int32{1, 0}, dst, "selected row 1 is 0"},
 		{[]*arrow.Chunked{a.ch, a.ch}, []int32{2}, dst, "selected row 0 is 2"},
-		{[]*arrow.Chunked{a.ch, a.ch}, nil, [][]byte{make([]byte, 15)}, "15 bytes for 2 rows, want 16"},
-		{[]*arrow.Chunked{a.ch, a.ch}, nil, nil, "0 destination buffers, want 1"},
+		{[]*arrow.Chunked{a.ch, a.ch}, nil, [][]byte{make([]byte, 15)}, "15 bytes for 2 rows 8 bytes apart, want 16"},
+		{[]*arrow.Chunked{a.ch, a.ch}, nil, nil, "0 destination buffers and 0 strides, want 1"},
 	}
 	for _, c := range cases {
 		err := out.Apply(c.cols, c.sel, c.dst)

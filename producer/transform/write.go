@@ -8,44 +8,58 @@ import (
 )
 
 // write converts column j's block (rows k0..k1-1) to the output dtype and stores it
-// into its place in dst: every F-th value of a stacked tensor, contiguous rows of a
-// padded list (and their lengths).
-func (o *Output) write(w *work, p *colPlan, j int, dst [][]byte, k0, k1 int) {
+// into its place in dst: column j of each row of a stacked tensor, the values of each
+// row of a padded list (and their lengths).
+func (o *Output) write(w *work, p *colPlan, j int, dst Dest, k0, k1 int) {
 	size := o.dtype.Size()
-	off, stride, nv := (k0*len(o.cols)+j)*size, len(o.cols)*size, k1-k0
-	if o.pad > 0 {
-		off, stride, nv = k0*o.pad*size, size, (k1-k0)*o.pad
-		lens := dst[1][k0*4 : k1*4]
-		for k, n := range w.lens[:k1-k0] {
-			binary.LittleEndian.PutUint32(lens[k*4:], uint32(n))
-		}
+	rs := dst.Stride[0]
+	if o.pad == 0 {
+		o.writeValues(w, p.kind, dst.Bufs[0], k0*rs+j*size, rs, 0, k1-k0)
+		return
 	}
-	if !o.writeFast(w, p.kind, dst[0], off, stride, nv) {
-		bits := w.bits[:nv]
-		if p.kind == kFloat {
-			floatsToBits(bits, w.f[:nv], o.dtype)
-		} else {
-			intsToBits(bits, w.i[:nv], o.dtype, p.kind == kUint)
-		}
-		if w.nulls {
-			nb := nullBits(o.dtype)
-			for k, s := range w.st[:nv] {
-				if s != stValid {
-					bits[k] = nb
-				}
+	lens, ls := dst.Bufs[1], dst.Stride[1]
+	for k, n := range w.lens[:k1-k0] {
+		binary.LittleEndian.PutUint32(lens[(k0+k)*ls:], uint32(n))
+	}
+	if rs == o.pad*size { // the rows' values are contiguous: one run
+		o.writeValues(w, p.kind, dst.Bufs[0], k0*rs, size, 0, (k1-k0)*o.pad)
+		return
+	}
+	for k := range k1 - k0 {
+		o.writeValues(w, p.kind, dst.Bufs[0], (k0+k)*rs, size, k*o.pad, o.pad)
+	}
+}
+
+// writeValues converts the block's values [from, from+nv) to the output dtype and
+// stores them stride bytes apart from dst[off].
+func (o *Output) writeValues(w *work, k kind, dst []byte, off, stride, from, nv int) {
+	if o.writeFast(w, k, dst, off, stride, from, nv) {
+		return
+	}
+	bits := w.bits[from : from+nv]
+	if k == kFloat {
+		floatsToBits(bits, w.f[from:from+nv], o.dtype)
+	} else {
+		intsToBits(bits, w.i[from:from+nv], o.dtype, k == kUint)
+	}
+	if w.nulls {
+		nb := nullBits(o.dtype)
+		for i, s := range w.st[from : from+nv] {
+			if s != stValid {
+				bits[i] = nb
 			}
 		}
-		store(dst[0], off, stride, bits, size)
 	}
+	store(dst, off, stride, bits, o.dtype.Size())
 }
 
 // writeFast converts and stores in one pass the common cases: floats to float32 or
 // float64, integers to an integer type of 4 or 8 bytes. It reports false for the rest.
-func (o *Output) writeFast(w *work, k kind, dst []byte, off, stride, nv int) bool {
-	st, nulls := w.st[:nv], w.nulls
+func (o *Output) writeFast(w *work, k kind, dst []byte, off, stride, from, nv int) bool {
+	st, nulls := w.st[from:from+nv], w.nulls
 	switch {
 	case k == kFloat && o.dtype == ring.Float32:
-		for i, x := range w.f[:nv] {
+		for i, x := range w.f[from : from+nv] {
 			f := float32(x)
 			b := math.Float32bits(f)
 			if f != f || nulls && st[i] != stValid {
@@ -55,7 +69,7 @@ func (o *Output) writeFast(w *work, k kind, dst []byte, off, stride, nv int) boo
 			off += stride
 		}
 	case k == kFloat && o.dtype == ring.Float64:
-		for i, x := range w.f[:nv] {
+		for i, x := range w.f[from : from+nv] {
 			b := math.Float64bits(x)
 			if x != x || nulls && st[i] != stValid {
 				b = nanF64
@@ -64,7 +78,7 @@ func (o *Output) writeFast(w *work, k kind, dst []byte, off, stride, nv int) boo
 			off += stride
 		}
 	case k != kFloat && !isFloatDType(o.dtype) && o.dtype.Size() == 8:
-		for i, x := range w.i[:nv] {
+		for i, x := range w.i[from : from+nv] {
 			if nulls && st[i] != stValid {
 				x = 0
 			}
@@ -72,7 +86,7 @@ func (o *Output) writeFast(w *work, k kind, dst []byte, off, stride, nv int) boo
 			off += stride
 		}
 	case k != kFloat && !isFloatDType(o.dtype) && o.dtype.Size() == 4:
-		for i, x := range w.i[:nv] {
+		for i, x := range w.i[from : from+nv] {
 			if nulls && st[i] != stValid {
 				x = 0
 			}
