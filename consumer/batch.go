@@ -10,6 +10,7 @@ import (
 // released, after which the producer may overwrite them.
 type Batch struct {
 	Seq, Epoch, Step uint64
+	Base             uint64 // global batch at which the epoch started (nonzero only in a resumed epoch)
 	Rows             int
 	Tensors          []Tensor
 }
@@ -33,7 +34,7 @@ func (b *Batch) Tensor(name string) (Tensor, bool) {
 }
 
 func newBatch(v ring.View, g *ring.Geometry) *Batch {
-	b := &Batch{Seq: v.Seq, Epoch: v.Epoch, Step: v.Step, Rows: int(v.Rows), Tensors: make([]Tensor, len(g.Tensors))}
+	b := &Batch{Seq: v.Seq, Epoch: v.Epoch, Step: v.Step, Base: v.Base, Rows: int(v.Rows), Tensors: make([]Tensor, len(g.Tensors))}
 	for i, t := range g.Tensors {
 		n := t.RowBytes * uint64(v.Rows)
 		b.Tensors[i] = Tensor{Name: t.Name, DType: t.DType, Shape: append([]int{int(v.Rows)}, t.Shape...),

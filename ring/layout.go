@@ -7,7 +7,7 @@ import (
 
 // Protocol constants (PROTOCOL.md).
 const (
-	Version        = 1
+	Version        = 2 // v2: nodes, node_rank, elastic_limit, seek_base; slot base
 	PageSize       = 4096
 	HeaderFixed    = 512 // bytes before the schema table
 	SchemaOffset   = HeaderFixed
@@ -72,7 +72,13 @@ type Header struct {
 	SeekSeq     atomic.Uint64 // C; [SEEK] seqlock, odd while a request is being written
 	SeekEpoch   atomic.Uint64 // C; valid when SeekSeq is even
 	SeekStep    atomic.Uint64 // C; valid when SeekSeq is even
-	_           [96]byte
+	SeekBase    atomic.Uint64 // C; valid when SeekSeq is even: global batch the epoch starts at
+	// Identity of the job's layout, written by the producer before Version, never changed:
+	// with Ranks, what a trainer's saved state needs to resume under another world size.
+	Nodes        uint32 // P; hosts of the job, >= 1
+	NodeRank     uint32 // P; this host's index, < Nodes
+	ElasticLimit uint64 // P; the latest global batch an epoch may start at (a resume under another world size)
+	_            [72]byte
 }
 
 // TensorDesc is one schema table entry. Written by the producer before Version.
@@ -96,7 +102,8 @@ type SlotHeader struct {
 	Rows  uint32
 	Flags uint32
 	Gen   uint64
-	_     [24]byte
+	Base  uint64 // global batch at which this batch's epoch started (nonzero only in a resumed epoch)
+	_     [16]byte
 }
 
 // Compile-time size checks; the golden-file test checks every offset.

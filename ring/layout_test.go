@@ -45,6 +45,10 @@ func goLayout() map[string][2]uintptr {
 		"header seek_seq":         f(unsafe.Offsetof(h.SeekSeq), unsafe.Sizeof(h.SeekSeq)),
 		"header seek_epoch":       f(unsafe.Offsetof(h.SeekEpoch), unsafe.Sizeof(h.SeekEpoch)),
 		"header seek_step":        f(unsafe.Offsetof(h.SeekStep), unsafe.Sizeof(h.SeekStep)),
+		"header seek_base":        f(unsafe.Offsetof(h.SeekBase), unsafe.Sizeof(h.SeekBase)),
+		"header nodes":            f(unsafe.Offsetof(h.Nodes), unsafe.Sizeof(h.Nodes)),
+		"header node_rank":        f(unsafe.Offsetof(h.NodeRank), unsafe.Sizeof(h.NodeRank)),
+		"header elastic_limit":    f(unsafe.Offsetof(h.ElasticLimit), unsafe.Sizeof(h.ElasticLimit)),
 		"header SIZE":             f(0, unsafe.Sizeof(h)),
 		"tensor name":             f(unsafe.Offsetof(d.Name), unsafe.Sizeof(d.Name)),
 		"tensor dtype":            f(unsafe.Offsetof(d.DType), unsafe.Sizeof(d.DType)),
@@ -60,6 +64,7 @@ func goLayout() map[string][2]uintptr {
 		"slot rows":               f(unsafe.Offsetof(s.Rows), unsafe.Sizeof(s.Rows)),
 		"slot flags":              f(unsafe.Offsetof(s.Flags), unsafe.Sizeof(s.Flags)),
 		"slot gen":                f(unsafe.Offsetof(s.Gen), unsafe.Sizeof(s.Gen)),
+		"slot base":               f(unsafe.Offsetof(s.Base), unsafe.Sizeof(s.Base)),
 		"slot SIZE":               f(0, unsafe.Sizeof(s)),
 	}
 }

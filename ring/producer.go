@@ -15,6 +15,8 @@ type Producer struct {
 	head uint64 // private copy of h.Head: the producer is its only writer
 	gen  uint64 // seek generation stamped into published slots
 	w    waiter
+
+	soughtBase uint64 // base of the seek PollSeek last returned
 }
 
 // Slot is a slot the producer owns between Acquire and Publish.
@@ -45,6 +47,7 @@ func NewProducer(mem []byte, g *Geometry) (*Producer, error) {
 	h.SchemaCount = uint32(len(g.Tensors))
 	h.SchemaOffset = SchemaOffset
 	h.Rank, h.Ranks = g.Rank, g.Ranks
+	h.Nodes, h.NodeRank, h.ElasticLimit = max(g.Nodes, 1), g.NodeRank, g.ElasticLimit
 	h.ProducerPID = uint32(os.Getpid())
 	h.ProducerStart, _ = ProcStart(os.Getpid())
 	h.BatchCapacity = g.BatchCapacity
@@ -102,24 +105,33 @@ func (p *Producer) Acquire(timeout time.Duration) (*Slot, error) {
 
 // Publish makes slot s visible to the consumer as batch (epoch, step) with rows rows.
 func (p *Producer) Publish(s *Slot, epoch, step uint64, rows int) {
-	p.publish(s, epoch, step, uint32(rows), 0)
+	p.publish(s, epoch, step, 0, uint32(rows), 0)
+}
+
+// PublishFrom is Publish for a batch of an epoch started at global batch base.
+func (p *Producer) PublishFrom(s *Slot, epoch, step, base uint64, rows int) {
+	p.publish(s, epoch, step, base, uint32(rows), 0)
 }
 
 // PublishMarker publishes s as an END_OF_EPOCH or END_OF_STREAM marker.
 func (p *Producer) PublishMarker(s *Slot, flag uint32, epoch uint64) {
-	p.publish(s, epoch, 0, 0, flag)
+	p.publish(s, epoch, 0, 0, 0, flag)
 }
 
-func (p *Producer) publish(s *Slot, epoch, step uint64, rows, flags uint32) {
+func (p *Producer) publish(s *Slot, epoch, step, base uint64, rows, flags uint32) {
 	if s.Seq != p.head {
 		panic(fmt.Sprintf("ring: publish of seq %d, head is %d", s.Seq, p.head))
 	}
 	sh := slotHeaderAt(s.mem, 0)
-	*sh = SlotHeader{Seq: s.Seq, Epoch: epoch, Step: step, Rows: rows, Flags: flags, Gen: p.gen}
+	*sh = SlotHeader{Seq: s.Seq, Epoch: epoch, Step: step, Rows: rows, Flags: flags, Gen: p.gen, Base: base}
 	p.head++
 	p.h.Head.Store(p.head) // [PUB] release (seq-cst): the slot above is complete
 	ring(&p.h.HeadBell, &p.h.ConsWaiting)
 }
+
+// SoughtBase is the global batch at which the epoch of the seek PollSeek last returned
+// starts (0: at its start).
+func (p *Producer) SoughtBase() uint64 { return p.soughtBase }
 
 // PollSeek returns a new seek request from the consumer, if there is one, and from now
 // on stamps the request's generation into published slots (PROTOCOL.md, "Seek").
@@ -128,11 +140,11 @@ func (p *Producer) PollSeek() (epoch, step uint64, ok bool) {
 	if s1%2 != 0 || s1/2 == p.gen {
 		return 0, 0, false
 	}
-	epoch, step = p.h.SeekEpoch.Load(), p.h.SeekStep.Load()
+	epoch, step, base := p.h.SeekEpoch.Load(), p.h.SeekStep.Load(), p.h.SeekBase.Load()
 	if p.h.SeekSeq.Load() != s1 {
 		return 0, 0, false // being rewritten; the next poll sees it whole
 	}
-	p.gen = s1 / 2
+	p.gen, p.soughtBase = s1/2, base
 	p.h.SeekAck.Store(p.gen)
 	return epoch, step, true
 }

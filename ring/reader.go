@@ -181,12 +181,16 @@ func (r *Reader) ReleaseAll() {
 // Seek asks the producer to continue this ring at (epoch, step). It releases every held
 // slot first (a held slot would pin the tail and could starve the answer), and skips
 // everything published before the producer saw the request.
-func (r *Reader) Seek(epoch, step uint64) {
+func (r *Reader) Seek(epoch, step uint64) { r.SeekFrom(epoch, step, 0) }
+
+// SeekFrom is Seek to step of an epoch started at global batch base (PROTOCOL.md, "Seek").
+func (r *Reader) SeekFrom(epoch, step, base uint64) {
 	r.ReleaseAll()
 	s := r.h.SeekSeq.Load()
 	r.h.SeekSeq.Store(s + 1) // [SEEK] odd: request being written
 	r.h.SeekEpoch.Store(epoch)
 	r.h.SeekStep.Store(step)
+	r.h.SeekBase.Store(base)
 	r.h.SeekSeq.Store(s + 2) // [SEEK] even: request complete
 	r.gen = (s + 2) / 2
 	r.eos = false

@@ -21,6 +21,10 @@ type Spec struct {
 	BatchCapacity int // rows per slot
 	Tensors       []TensorSpec
 	ConfigHash    uint64
+	// The job's layout across hosts (0, 0: one host), and the latest global batch an epoch
+	// may start at when a trainer resumes under another world size (0: only at its start).
+	Nodes, NodeRank int
+	ElasticLimit    uint64
 }
 
 // Layout checks spec and places its tensors: each at a DataAlign boundary after the slot
@@ -32,6 +36,8 @@ func (s Spec) Layout() (*Geometry, error) {
 	switch {
 	case s.Ranks < 1 || s.Rank < 0 || s.Rank >= s.Ranks:
 		return nil, fmt.Errorf("rank %d of %d: want 0 <= rank < ranks", s.Rank, s.Ranks)
+	case s.Nodes < 0 || s.NodeRank < 0 || s.NodeRank >= max(s.Nodes, 1) || s.Nodes > 1<<20:
+		return nil, fmt.Errorf("node %d of %d: want 0 <= node rank < nodes <= %d", s.NodeRank, s.Nodes, 1<<20)
 	case s.SlotCount < MinSlots || s.SlotCount > MaxSlots:
 		return nil, fmt.Errorf("ring depth %d outside %d..%d", s.SlotCount, MinSlots, MaxSlots)
 	case s.BatchCapacity < 1 || s.BatchCapacity > 1<<30:
@@ -40,7 +46,8 @@ func (s Spec) Layout() (*Geometry, error) {
 		return nil, fmt.Errorf("%d tensors, want 1..%d", len(s.Tensors), MaxTensors)
 	}
 	g := &Geometry{SlotCount: uint32(s.SlotCount), BatchCapacity: uint32(s.BatchCapacity),
-		Rank: uint32(s.Rank), Ranks: uint32(s.Ranks), ConfigHash: s.ConfigHash, Job: s.Job}
+		Rank: uint32(s.Rank), Ranks: uint32(s.Ranks), ConfigHash: s.ConfigHash, Job: s.Job,
+		Nodes: uint32(max(s.Nodes, 1)), NodeRank: uint32(s.NodeRank), ElasticLimit: s.ElasticLimit}
 	off := uint64(SlotHeaderSize)
 	seen := map[string]bool{}
 	for _, t := range s.Tensors {

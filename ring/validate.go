@@ -27,6 +27,9 @@ type Geometry struct {
 	SlotCount     uint32
 	BatchCapacity uint32
 	Rank, Ranks   uint32
+	Nodes         uint32 // hosts of the job: the world is Ranks × Nodes trainers
+	NodeRank      uint32
+	ElasticLimit  uint64 // the latest global batch an epoch may start at
 	ProducerPID   uint32
 	ProducerStart uint64
 	ConfigHash    uint64
@@ -105,6 +108,8 @@ func validateGeometry(h *Header, fileSize uint64) (*Geometry, error) {
 		return nil, bad("batch_capacity 0")
 	case h.Rank >= h.Ranks:
 		return nil, bad("rank %d not below ranks %d", h.Rank, h.Ranks)
+	case h.NodeRank >= h.Nodes:
+		return nil, bad("node_rank %d not below nodes %d", h.NodeRank, h.Nodes)
 	}
 	hi, slots := bits.Mul64(uint64(h.SlotCount), h.SlotSize)
 	total, carry := bits.Add64(slots, uint64(h.HeaderSize), 0)
@@ -114,6 +119,7 @@ func validateGeometry(h *Header, fileSize uint64) (*Geometry, error) {
 	return &Geometry{
 		HeaderSize: uint64(h.HeaderSize), TotalSize: h.TotalSize, SlotSize: h.SlotSize,
 		SlotCount: h.SlotCount, BatchCapacity: h.BatchCapacity, Rank: h.Rank, Ranks: h.Ranks,
+		Nodes: h.Nodes, NodeRank: h.NodeRank, ElasticLimit: h.ElasticLimit,
 		ProducerPID: h.ProducerPID, ProducerStart: h.ProducerStart, ConfigHash: h.ConfigHash,
 		Job: cstring(h.Job[:]),
 	}, nil
@@ -227,6 +233,8 @@ func (g *Geometry) CheckSlot(s *SlotHeader, cursor uint64) error {
 		return fmt.Errorf("%w: seq %d has unknown flags %#x", ErrCorrupt, s.Seq, s.Flags)
 	case marker == knownFlags || (marker != 0 && s.Rows != 0):
 		return fmt.Errorf("%w: seq %d is a malformed marker (flags %#x, rows %d)", ErrCorrupt, s.Seq, s.Flags, s.Rows)
+	case s.Base > g.ElasticLimit:
+		return fmt.Errorf("%w: seq %d starts its epoch at global batch %d, past the limit %d", ErrCorrupt, s.Seq, s.Base, g.ElasticLimit)
 	}
 	return nil
 }

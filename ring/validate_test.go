@@ -44,7 +44,8 @@ func TestValidateGivesADistinctErrorPerFailure(t *testing.T) {
 	}{
 		{"valid", "v", 0, nil, nil},
 		{"magic", "v", 0, func(m []byte) []byte { m[0] = 'X'; return m }, ErrMagic},
-		{"version 2", "v", 0, func(m []byte) []byte { put32(m, 8, 2); return m }, ErrVersion},
+		{"version 1 (before nodes and bases)", "v", 0, func(m []byte) []byte { put32(m, 8, 1); return m }, ErrVersion},
+		{"version 3", "v", 0, func(m []byte) []byte { put32(m, 8, 3); return m }, ErrVersion},
 		{"version 0 (not ready)", "v", 0, func(m []byte) []byte { put32(m, 8, 0); return m }, ErrNotReady},
 		{"header only", "v", 0, func(m []byte) []byte { return m[:100] }, ErrSize},
 		{"truncated file", "v", 0, func(m []byte) []byte { return m[:len(m)-PageSize] }, ErrSize},
@@ -55,6 +56,8 @@ func TestValidateGivesADistinctErrorPerFailure(t *testing.T) {
 		{"slot_size huge", "v", 0, func(m []byte) []byte { put64(m, 24, 1<<62); return m }, ErrSize},
 		{"rank >= ranks", "v", 0, func(m []byte) []byte { put32(m, 44, 3); return m }, ErrSize},
 		{"capacity 0", "v", 0, func(m []byte) []byte { put32(m, 64, 0); return m }, ErrSize},
+		{"nodes 0", "v", 0, func(m []byte) []byte { put32(m, 424, 0); return m }, ErrSize},
+		{"node_rank >= nodes", "v", 0, func(m []byte) []byte { put32(m, 428, 1); return m }, ErrSize},
 		{"other job", "w", 0, nil, ErrCorrupt},
 		{"other rank", "v", 1, nil, ErrCorrupt},
 		{"job padding", "v", 0, func(m []byte) []byte { m[80+10] = 'x'; return m }, ErrCorrupt},

@@ -20,9 +20,9 @@ extern "C" {
 #endif
 
 /* ABI of this header; bumped on any incompatible change. */
-#define SHML_ABI_VERSION 1
+#define SHML_ABI_VERSION 2 /* 2: shml_batch.epoch_base, shml_info nodes/node_rank/elastic_limit, shml_seek_base */
 /* Ring protocol version this library speaks (PROTOCOL.md). */
-#define SHML_PROTOCOL_VERSION 1
+#define SHML_PROTOCOL_VERSION 2
 
 /* Error codes. 0 is success; everything else is negative. */
 enum {
@@ -87,6 +87,8 @@ typedef struct {
   uint32_t rows;
   uint32_t ntensors;
   const shml_tensor *tensors;
+  uint64_t epoch_base; /* global batch at which this epoch started: 0 unless it was
+                          resumed under another world size (shml_seek_base) */
 } shml_batch;
 
 /* Ring geometry, for diagnostics and for pinning (cudaHostRegister on base/size). */
@@ -101,6 +103,9 @@ typedef struct {
   uint32_t ntensors;
   int32_t producer_pid;
   uint64_t config_hash;
+  uint32_t nodes;         /* hosts of the job: the world is ranks * nodes trainers */
+  uint32_t node_rank;     /* this host's index */
+  uint64_t elastic_limit; /* the latest global batch an epoch may start at */
 } shml_info;
 
 /* Attach to ring `rank` of `job` in $SHMLOADER_SHM_DIR (default /dev/shm), waiting up to
@@ -128,6 +133,9 @@ int shml_release(shml_consumer *c, const shml_batch *b);
  * a seek issued after the producer finished is reported as SHML_ESEEK, never as a silent
  * end of stream (shml_next returns SHML_ESEEK where it would have returned SHML_EEOS). */
 int shml_seek(shml_consumer *c, uint64_t epoch, uint64_t step);
+/* shml_seek to step of an epoch started at global batch base (<= elastic_limit): where
+ * a position saved under another world size continues (producer/plan/doc.go). */
+int shml_seek_base(shml_consumer *c, uint64_t epoch, uint64_t step, uint64_t base);
 
 /* Release everything, drop the consumer lock, unmap. c is freed; NULL is allowed. */
 int shml_detach(shml_consumer *c);

@@ -96,6 +96,11 @@ func (p *Plan) Resume(savedWorld, savedBase, step uint64) (base, newStep uint64,
 	return g, 0, nil
 }
 
+// ElasticLimit is the latest global batch an epoch may start at: Resume refuses a later
+// position (with drop_last false, the uneven last batches resume only under the world
+// size that saved them), and with drop_last every step ends before it.
+func (p *Plan) ElasticLimit() uint64 { return p.mainBatches() }
+
 // World is the number of trainers of the job: nodes × ranks.
 func (p *Plan) World() uint64 { return p.world }
 

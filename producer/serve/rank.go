@@ -35,8 +35,8 @@ func (s *server) serveRank(ctx context.Context, r int, p *ring.Producer, attache
 			return fmt.Errorf("rank %d: %w", r, err)
 		}
 		if e, st, ok := p.PollSeek(); ok {
-			epoch, step, base = e, st, 0
-			s.logf("rank %d: consumer seeks to epoch %d step %d", r, e, st)
+			epoch, step, base = e, st, s.soughtBase(r, p)
+			s.logf("rank %d: consumer seeks to epoch %d step %d%s", r, e, st, fromBase(base))
 		}
 		switch {
 		case s.cfg.Epochs != 0 && epoch >= s.cfg.Epochs:
@@ -52,8 +52,8 @@ func (s *server) serveRank(ctx context.Context, r int, p *ring.Producer, attache
 				s.stats.rank(r).done.Store(true)
 				return nil
 			}
-			epoch, step, base = e, st, 0 // a trainer resuming near the end: serve on from there
-			s.logf("rank %d: consumer seeks to epoch %d step %d", r, e, st)
+			epoch, step, base = e, st, s.soughtBase(r, p) // a trainer resuming near the end: serve on from there
+			s.logf("rank %d: consumer seeks to epoch %d step %d%s", r, e, st, fromBase(base))
 			continue
 		case step >= s.plan.StepsFrom(r, base):
 			p.PublishMarker(slot, ring.FlagEndOfEpoch, epoch)
@@ -67,7 +67,7 @@ func (s *server) serveRank(ctx context.Context, r int, p *ring.Producer, attache
 		if err != nil {
 			return err
 		}
-		p.Publish(slot, epoch, step, rows)
+		p.PublishFrom(slot, epoch, step, base, rows)
 		dataEnd = p.Published()
 		s.stats.rank(r).published(epoch, step, rows, s.batchBytes(rows))
 		step++
@@ -172,6 +172,25 @@ func (s *server) orphaned(r int, p *ring.Producer, attached func() (bool, error)
 			r, s.stats.rank(r).step.Load(), s.opt.DrainTimeout)
 	}
 	return nil
+}
+
+// soughtBase is the base of the seek p last returned, checked: the consumer wrote it, and
+// the plan serves epochs starting at most at ElasticLimit.
+func (s *server) soughtBase(r int, p *ring.Producer) uint64 {
+	b, limit := p.SoughtBase(), s.plan.ElasticLimit()
+	if b > limit {
+		s.logf("rank %d: the consumer sought an epoch starting at global batch %d, past the last one an epoch may start at (%d); serving from %d", r, b, limit, limit)
+		return limit
+	}
+	return b
+}
+
+// fromBase describes an epoch's start in a log line: nothing for its first batch.
+func fromBase(base uint64) string {
+	if base == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" of the epoch started at global batch %d", base)
 }
 
 // position orders the node's batches across epochs: epoch, then global batch.

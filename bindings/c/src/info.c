@@ -13,6 +13,9 @@ SHML_API int shml_info_get(const shml_consumer *c, shml_info *out) {
   out->ntensors = c->g.schema_count;
   out->producer_pid = c->g.producer_pid;
   out->config_hash = c->g.config_hash;
+  out->nodes = c->g.nodes;
+  out->node_rank = c->g.node_rank;
+  out->elastic_limit = c->g.elastic_limit;
   return SHML_OK;
 }
 

@@ -33,6 +33,9 @@ struct shml__geom {
   uint64_t slot_size;
   uint64_t producer_start;
   uint64_t config_hash;
+  uint64_t elastic_limit;
+  uint32_t nodes;
+  uint32_t node_rank;
   uint32_t header_size;
   uint32_t slot_count;
   uint32_t schema_count;

@@ -70,7 +70,11 @@ struct shml__header {
   uint64_t seek_seq;          /* C atomic [SEEK] seqlock */
   uint64_t seek_epoch;        /* C atomic, valid when seek_seq is even */
   uint64_t seek_step;         /* C atomic, valid when seek_seq is even */
-  uint8_t reserved[96];
+  uint64_t seek_base;         /* C atomic, valid when seek_seq is even */
+  uint32_t nodes;             /* P identity: hosts of the job, >= 1 */
+  uint32_t node_rank;         /* P identity: < nodes */
+  uint64_t elastic_limit;     /* P identity: latest global batch an epoch may start at */
+  uint8_t reserved[72];
 };
 
 struct shml__tensor_entry {
@@ -91,7 +95,8 @@ struct shml__slot_header {
   uint32_t rows;
   uint32_t flags;
   uint64_t gen;
-  uint8_t reserved[24];
+  uint64_t base;              /* global batch this batch's epoch started at */
+  uint8_t reserved[16];
 };
 
 #define SHML__AT(type, field, off) \
@@ -125,7 +130,11 @@ SHML__AT(shml__header, prod_waiting, 388);
 SHML__AT(shml__header, seek_seq, 392);
 SHML__AT(shml__header, seek_epoch, 400);
 SHML__AT(shml__header, seek_step, 408);
-SHML__AT(shml__header, reserved, 416);
+SHML__AT(shml__header, seek_base, 416);
+SHML__AT(shml__header, nodes, 424);
+SHML__AT(shml__header, node_rank, 428);
+SHML__AT(shml__header, elastic_limit, 432);
+SHML__AT(shml__header, reserved, 440);
 _Static_assert(sizeof(struct shml__header) == SHML__HEADER_BYTES, "header size");
 
 SHML__AT(shml__tensor_entry, name, 0);
@@ -144,7 +153,8 @@ SHML__AT(shml__slot_header, step, 16);
 SHML__AT(shml__slot_header, rows, 24);
 SHML__AT(shml__slot_header, flags, 28);
 SHML__AT(shml__slot_header, gen, 32);
-SHML__AT(shml__slot_header, reserved, 40);
+SHML__AT(shml__slot_header, base, 40);
+SHML__AT(shml__slot_header, reserved, 48);
 _Static_assert(sizeof(struct shml__slot_header) == SHML__SLOT_HEADER_BYTES, "slot header size");
 
 #undef SHML__AT

@@ -59,6 +59,7 @@ static void fill(shml_consumer *c, const struct shml__slot_header *s, shml_batch
   out->seq = s->seq;
   out->epoch = s->epoch;
   out->step = s->step;
+  out->epoch_base = s->base;
   out->rows = s->rows;
   out->ntensors = c->g.schema_count;
   out->tensors = ts;
@@ -79,7 +80,8 @@ static int take(shml_consumer *c, shml_batch *out) {
   memcpy(&s, slot_at(c, c->cursor), sizeof s);
   uint32_t markers = s.flags & (SHML__END_OF_EPOCH | SHML__END_OF_STREAM);
   if (s.seq != c->cursor || s.rows > c->g.batch_capacity || s.flags != markers ||
-      (markers != 0 && s.rows != 0) || markers == (SHML__END_OF_EPOCH | SHML__END_OF_STREAM))
+      (markers != 0 && s.rows != 0) || markers == (SHML__END_OF_EPOCH | SHML__END_OF_STREAM) ||
+      s.base > c->g.elastic_limit)
     return SHML_ECORRUPT;
   c->cursor++;
   if (s.gen != c->gen || markers != 0) {
@@ -144,7 +146,11 @@ SHML_API int shml_release(shml_consumer *c, const shml_batch *b) {
 }
 
 SHML_API int shml_seek(shml_consumer *c, uint64_t epoch, uint64_t step) {
-  if (c == NULL) return SHML_EINVAL;
+  return shml_seek_base(c, epoch, step, 0);
+}
+
+SHML_API int shml_seek_base(shml_consumer *c, uint64_t epoch, uint64_t step, uint64_t base) {
+  if (c == NULL || base > c->g.elastic_limit) return SHML_EINVAL;
   struct shml__header *h = c->hdr;
   /* A held slot would pin tail; on a full ring of slots published before the request
    * the producer could then never publish the answer. */
@@ -154,6 +160,7 @@ SHML_API int shml_seek(shml_consumer *c, uint64_t epoch, uint64_t step) {
   __atomic_store_n(&h->seek_seq, s + 1, __ATOMIC_SEQ_CST); /* [SEEK] odd: writing */
   __atomic_store_n(&h->seek_epoch, epoch, __ATOMIC_SEQ_CST); /* [SEEK] */
   __atomic_store_n(&h->seek_step, step, __ATOMIC_SEQ_CST);   /* [SEEK] */
+  __atomic_store_n(&h->seek_base, base, __ATOMIC_SEQ_CST);   /* [SEEK] */
   __atomic_store_n(&h->seek_seq, s + 2, __ATOMIC_SEQ_CST); /* [SEEK] even: complete */
   c->gen = (s + 2) / 2;
   /* A producer may still answer after its END_OF_STREAM marker (PROTOCOL.md, "Seek"):

@@ -54,6 +54,7 @@ static int check_geometry(const struct shml__header *h, size_t len) {
     return SHML_ESIZE;
   if (h->batch_capacity < 1) return SHML_ESIZE;
   if (h->rank >= h->ranks) return SHML_ESIZE;
+  if (h->node_rank >= h->nodes) return SHML_ESIZE;
   return SHML_OK;
 }
 
@@ -134,6 +135,10 @@ int shml__validate(const void *base, size_t len, const char *job, int rank,
   uint32_t version = __atomic_load_n(&sh->version, __ATOMIC_ACQUIRE); /* [HDR] */
   memset(&h, 0, sizeof h);
   memcpy(&h, base, offsetof(struct shml__header, head));
+  /* The rest of the identity (line 3), also written before version. */
+  h.nodes = sh->nodes;
+  h.node_rank = sh->node_rank;
+  h.elastic_limit = sh->elastic_limit;
   if (memcmp(h.magic, SHML__MAGIC, sizeof h.magic) != 0) {
     /* A header still being written may not have its magic yet. */
     if (version == 0 && all_zero(h.magic, sizeof h.magic)) return SHML__NOTREADY;
@@ -157,6 +162,9 @@ int shml__validate(const void *base, size_t len, const char *job, int rank,
   out->schema_count = h.schema_count;
   out->rank = h.rank;
   out->ranks = h.ranks;
+  out->nodes = h.nodes;
+  out->node_rank = h.node_rank;
+  out->elastic_limit = h.elastic_limit;
   out->batch_capacity = h.batch_capacity;
   out->producer_pid = h.producer_pid;
 

@@ -43,6 +43,9 @@ void img_write(void *base, const struct img_spec *s, const struct img_plan *p) {
   h->schema_offset = SHML__SCHEMA_OFFSET;
   h->rank = s->rank;
   h->ranks = s->ranks;
+  h->nodes = 1;
+  h->node_rank = 0;
+  h->elastic_limit = UINT64_MAX;
   h->producer_pid = (int32_t)getpid();
   h->producer_start = 12345;
   h->batch_capacity = s->batch_capacity;

@@ -42,6 +42,8 @@ int main(int argc, char **argv) {
       F("header", shml__header, consumer_pid), F("header", shml__header, cons_waiting),
       F("header", shml__header, prod_waiting), F("header", shml__header, seek_seq),
       F("header", shml__header, seek_epoch), F("header", shml__header, seek_step),
+      F("header", shml__header, seek_base), F("header", shml__header, nodes),
+      F("header", shml__header, node_rank), F("header", shml__header, elastic_limit),
       SZ("header", shml__header),
       F("tensor", shml__tensor_entry, name), F("tensor", shml__tensor_entry, dtype),
       F("tensor", shml__tensor_entry, ndim), F("tensor", shml__tensor_entry, shape),
@@ -50,6 +52,7 @@ int main(int argc, char **argv) {
       F("slot", shml__slot_header, seq), F("slot", shml__slot_header, epoch),
       F("slot", shml__slot_header, step), F("slot", shml__slot_header, rows),
       F("slot", shml__slot_header, flags), F("slot", shml__slot_header, gen),
+      F("slot", shml__slot_header, base),
       SZ("slot", shml__slot_header),
   };
   size_t nf = sizeof fs / sizeof fs[0];

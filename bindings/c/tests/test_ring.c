@@ -176,8 +176,8 @@ static void test_seek(struct ctx *x) {
         "first batch (0, 0)");
   CHECK(t, wait_head(c, 4), "producer filled the ring");
   CHECK_RC(t, shml_seek(c, 5, 7), SHML_OK, "seek to (5, 7)");
-  CHECK(t, h->seek_seq == 2 && h->seek_epoch == 5 && h->seek_step == 7,
-        "seek fields: seek_seq 2 (even, generation 1), epoch 5, step 7");
+  CHECK(t, h->seek_seq == 2 && h->seek_epoch == 5 && h->seek_step == 7 && h->seek_base == 0,
+        "seek fields: seek_seq 2 (even, generation 1), epoch 5, step 7, base 0");
   CHECK(t, shml_held(c) == 0 && shml_release(c, &held) == SHML_EINVAL,
         "seek released the held batch first");
   /* The release let the producer publish one more old slot (seq 4) if it woke before

@@ -60,7 +60,10 @@ static struct shml__tensor_entry *E(uint8_t *b, int i) {
 }
 
 static void bad_magic(uint8_t *b) { b[3] = 'X'; }
-static void version2(uint8_t *b) { H(b)->version = 2; }
+static void version1(uint8_t *b) { H(b)->version = 1; }
+static void version3(uint8_t *b) { H(b)->version = 3; }
+static void nodes0(uint8_t *b) { H(b)->nodes = 0; }
+static void node_rank1(uint8_t *b) { H(b)->node_rank = 1; }
 static void version0(uint8_t *b) { H(b)->version = 0; }
 static void zero_all(uint8_t *b) { memset(b, 0, SHML__HEADER_BYTES); }
 static void total_off(uint8_t *b) { H(b)->total_size += 4096; }
@@ -105,7 +108,10 @@ struct mutation {
 static void targeted(struct check *t, const struct img *im) {
   const struct mutation ms[] = {
       {"bad magic", bad_magic, SHML_EMAGIC},
-      {"version 2", version2, SHML_EVERSION},
+      {"version 1 (before nodes and bases)", version1, SHML_EVERSION},
+      {"version 3", version3, SHML_EVERSION},
+      {"nodes 0", nodes0, SHML_ESIZE},
+      {"node_rank not below nodes", node_rank1, SHML_ESIZE},
       {"version 0 (being written)", version0, SHML__NOTREADY},
       {"all-zero header (being written)", zero_all, SHML__NOTREADY},
       {"total_size != file size", total_off, SHML_ESIZE},
@@ -183,6 +189,8 @@ static void corruption_loop(struct check *t, const struct img *im) {
       int ok = is_validation_result(rc);
       if (off < 8) ok = ok && rc == SHML_EMAGIC;
       else if (must_fail(off)) ok = ok && rc != SHML_OK;
+      else if (off >= 428 && off < 432) ok = ok && rc == SHML_ESIZE; /* node_rank 0 of 1 */
+      else if (off >= 424 && off < 428) ok = ok && (rc == SHML_OK || rc == SHML_ESIZE); /* nodes */
       else if (off >= 128 && off < SHML__HEADER_BYTES) ok = ok && rc == SHML_OK;
       if (!ok && bad++ < 5) printf("#   byte %zu -> %s\n", off, shml_errname(rc));
       b[off] = old;
@@ -315,9 +323,9 @@ static void files(struct check *t, const struct img *im) {
   write_seg(&d, im, bad_magic, 0600);
   lock_seg(&d);
   CHECK_RC(t, attach_rc(&d, JOB, RANK, 100), SHML_EMAGIC, "bad magic file");
-  write_seg(&d, im, version2, 0600);
+  write_seg(&d, im, version1, 0600);
   lock_seg(&d);
-  CHECK_RC(t, attach_rc(&d, JOB, RANK, 100), SHML_EVERSION, "version 2 file");
+  CHECK_RC(t, attach_rc(&d, JOB, RANK, 100), SHML_EVERSION, "version 1 file (an older producer)");
   write_seg(&d, im, wrong_job, 0600);
   lock_seg(&d);
   CHECK_RC(t, attach_rc(&d, JOB, RANK, 100), SHML_ECORRUPT, "file of another job");

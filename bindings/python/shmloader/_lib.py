@@ -21,7 +21,7 @@ from .errors import LibraryNotFound
 LIB_NAME = "libshmloader.so"
 
 # Mirrors of the #defines and enums in shmloader.h.
-ABI_VERSION = 1
+ABI_VERSION = 2
 PROTOCOL_VERSION = 1
 MAX_DIMS = 5
 
@@ -87,6 +87,7 @@ class BatchDesc(ctypes.Structure):
         ("rows", ctypes.c_uint32),
         ("ntensors", ctypes.c_uint32),
         ("tensors", ctypes.POINTER(Tensor)),
+        ("epoch_base", ctypes.c_uint64),
     ]
 
 
@@ -104,6 +105,9 @@ class InfoDesc(ctypes.Structure):
         ("ntensors", ctypes.c_uint32),
         ("producer_pid", ctypes.c_int32),
         ("config_hash", ctypes.c_uint64),
+        ("nodes", ctypes.c_uint32),
+        ("node_rank", ctypes.c_uint32),
+        ("elastic_limit", ctypes.c_uint64),
     ]
 
 
@@ -128,6 +132,10 @@ _SIGNATURES: dict[str, tuple[object, list[object]]] = {
     "shml_next": (ctypes.c_int, [_c_consumer_p, ctypes.c_int, ctypes.POINTER(BatchDesc)]),
     "shml_release": (ctypes.c_int, [_c_consumer_p, ctypes.POINTER(BatchDesc)]),
     "shml_seek": (ctypes.c_int, [_c_consumer_p, ctypes.c_uint64, ctypes.c_uint64]),
+    "shml_seek_base": (
+        ctypes.c_int,
+        [_c_consumer_p, ctypes.c_uint64, ctypes.c_uint64, ctypes.c_uint64],
+    ),
     "shml_detach": (ctypes.c_int, [_c_consumer_p]),
     "shml_info_get": (ctypes.c_int, [_c_consumer_p, ctypes.POINTER(InfoDesc)]),
     "shml_held": (ctypes.c_uint32, [_c_consumer_p]),

@@ -92,6 +92,16 @@ class RingInfo:
     ntensors: int
     producer_pid: int
     config_hash: int
+    nodes: int = 1
+    """Hosts of the job; the world is ``ranks * nodes`` trainers."""
+    node_rank: int = 0
+    elastic_limit: int = 0
+    """The latest global batch an epoch may start at (a resume under another world size)."""
+
+    @property
+    def world(self) -> int:
+        """Trainers of the job: ranks per node times nodes."""
+        return self.ranks * self.nodes
 
 
 class Batch(Mapping[str, NDArray[Any]]):
@@ -222,6 +232,7 @@ class Loader:
         self._anchor = 0
         self._desc = _lib.BatchDesc()
         self._position: tuple[int, int] | None = None
+        self._base = 0  # global batch at which the position's epoch started
         self._ended = False
         self.job = ring.job
         self.rank = ring.rank
@@ -285,10 +296,12 @@ class Loader:
                 if rc == _lib.OK:
                     batch = self._wrap(ring, desc)
                     self._position = (batch.epoch, batch.step + 1)
+                    self._base = int(desc.epoch_base)
                     return batch
                 if rc == _lib.EEPOCH:
                     if self._position is not None:
                         self._position = (self._position[0] + 1, 0)
+                    self._base = 0
                     return _EPOCH_END
                 if rc == _lib.EEOS:
                     self._ended = True
@@ -408,34 +421,50 @@ class Loader:
             ring.release_all()
             ring.dropped.clear()
 
-    def seek(self, epoch: int, step: int) -> None:
-        """Reposition this rank's stream: the next batch delivered is ``(epoch, step)``.
+    def seek(self, epoch: int, step: int, base: int = 0) -> None:
+        """Reposition this rank's stream: the next batch delivered is ``(epoch, step)``,
+        in an epoch that starts at global batch ``base`` (0, its start, unless it
+        continues a position saved under another world size: :meth:`load_state_dict`
+        works that out).
 
         Every held batch is released first (a held slot could keep the producer from
         publishing the answer); views of them then show whatever the producer writes.
         """
-        e, s = _index(epoch, 2**64), _index(step, 2**64)
-        if e is None or s is None:
+        e, s, b = _index(epoch, 2**64), _index(step, 2**64), _index(base, 2**64)
+        if e is None or s is None or b is None:
             raise InvalidArgument(
-                f"seek: epoch and step must be integers >= 0, not {epoch!r}, {step!r}",
+                f"seek: epoch, step and base must be integers >= 0, not {epoch!r}, {step!r}, {base!r}",
                 job=self.job,
                 rank=self.rank,
             )
-        epoch, step = e, s
+        epoch, step, base = e, s, b
         ring = self._live("seek")
+        if base > self._info.elastic_limit:
+            raise InvalidArgument(
+                f"seek: no epoch starts at global batch {base}: the last one an epoch may "
+                f"start at is {self._info.elastic_limit}",
+                job=self.job,
+                rank=self.rank,
+            )
         with ring.lock:
             ring.release_all()
             ring.dropped.clear()
-            rc = _lib.lib().shml_seek(ring.handle, epoch, step)
+            rc = _lib.lib().shml_seek_base(ring.handle, epoch, step, base)
             if rc != _lib.OK:
-                raise ring.error(rc, f"seek({epoch}, {step})")
+                raise ring.error(rc, f"seek({epoch}, {step}, base={base})")
         self._position = (epoch, step)
+        self._base = base
         self._ended = False
 
     def state_dict(self) -> dict[str, Any]:
-        """Where this consumer stands: ``{"job", "rank", "epoch", "step", "config_hash",
-        "plan_version"}``, ``step`` being the next step to deliver. :meth:`load_state_dict` resumes there
-        with the same bytes."""
+        """Where this consumer stands: ``{"job", "rank", "epoch", "step", "world",
+        "base", "config_hash", "plan_version"}``, ``step`` being the next step to deliver
+        in an epoch started at global batch ``base`` (0 unless the epoch was resumed
+        under another world size) by ``world`` trainers. Every rank of a data-parallel
+        job is at the same step, so the world has consumed the epoch's global batches
+        ``[base, base + step * world)``. :meth:`load_state_dict` resumes there with the
+        same bytes, under this world size or another (and so does ``shmloader serve
+        --resume FILE`` with the state saved as JSON)."""
         self._live("state_dict")
         if self._position is None:
             raise ShmloaderError(
@@ -449,6 +478,8 @@ class Loader:
             "rank": self.rank,
             "epoch": epoch,
             "step": step,
+            "world": self._info.world,
+            "base": self._base,
             "config_hash": self._info.config_hash,
             "plan_version": PLAN_VERSION,
         }
@@ -457,18 +488,38 @@ class Loader:
         """Seek to a position saved by :meth:`state_dict`.
 
         The state may come from any rank of the job (every rank is at the same step
-        when a data-parallel job checkpoints, and often only rank 0 saves). Raises
+        when a data-parallel job checkpoints, and often only rank 0 saves), and from a
+        job with another number of trainers (``world``): the world consumed the global
+        batches ``[base, base + step * world)`` of the epoch, and this rank continues
+        with the first one after them that it serves, so the job as a whole receives
+        every later global batch exactly once, byte for byte. Raises
         :class:`~shmloader.InvalidArgument` if it was saved for a producer with another
-        config or dataset.
+        config or dataset, or under another plan version. A state without ``world`` is
+        taken as saved under this job's.
         """
         try:
             epoch, step = int(state["epoch"]), int(state["step"])
+            world = int(state.get("world") or self._info.world)
+            base = int(state.get("base") or 0)
+            if min(epoch, step, world - 1, base) < 0:
+                raise ValueError("negative")
         except (KeyError, TypeError, ValueError) as exc:
             raise InvalidArgument(
-                f"load_state_dict: need integer 'epoch' and 'step', got {dict(state)!r}",
+                f"load_state_dict: need integers 'epoch' and 'step' >= 0 (and 'world' >= 1, "
+                f"'base' >= 0 if given), got {dict(state)!r}",
                 job=self.job,
                 rank=self.rank,
             ) from exc
+        version = state.get("plan_version")
+        if version != PLAN_VERSION and (version is not None or state.get("config_hash")):
+            saved = "no plan_version (a shmloader before plan version 2)" if version is None else f"plan version {version}"
+            raise InvalidArgument(
+                f"load_state_dict: the state was saved with {saved}; this shmloader serves plan "
+                f"version {PLAN_VERSION}, in which a step names other rows: resuming would not "
+                "reproduce the batches (start the epoch again with seek(epoch, 0))",
+                job=self.job,
+                rank=self.rank,
+            )
         saved_hash = state.get("config_hash") or 0
         if saved_hash and self._info.config_hash and saved_hash != self._info.config_hash:
             raise InvalidArgument(
@@ -477,7 +528,22 @@ class Loader:
                 job=self.job,
                 rank=self.rank,
             )
-        self.seek(epoch, step)
+        here = self._info.world
+        if world != here:
+            # producer/plan/doc.go: the same translation as `shmloader serve --resume`.
+            g = base + step * world
+            if g > self._info.elastic_limit:
+                raise InvalidArgument(
+                    f"load_state_dict: the state was saved at global batch {g}, among the last "
+                    f"uneven batches of an epoch (drop_last: false, past batch "
+                    f"{self._info.elastic_limit}): it resumes only under the world size it was "
+                    f"saved with ({world} trainers; this job has {here}), or from the start of "
+                    "the next epoch",
+                    job=self.job,
+                    rank=self.rank,
+                )
+            base, step = (0, g // here) if g % here == 0 else (g, 0)
+        self.seek(epoch, step, base)
 
     # -- closing -----------------------------------------------------------------------
 
@@ -594,5 +660,8 @@ def attach(
         ntensors=int(c_info.ntensors),
         producer_pid=int(c_info.producer_pid),
         config_hash=int(c_info.config_hash),
+        nodes=int(c_info.nodes),
+        node_rank=int(c_info.node_rank),
+        elastic_limit=int(c_info.elastic_limit),
     )
     return Loader(ring, where, info, batch_timeout)
