@@ -67,10 +67,7 @@ func (c *Cache) Create(key Key, meta Meta, sizes []int64) (*Writer, error) {
 		return nil, err
 	}
 	if err := w.mapFile(); err != nil {
-		c.stats.writeErrors.Add(1)
-		if errors.Is(err, ErrNoSpace) {
-			c.warn("nospace", "%v", err)
-		}
+		c.stats.writeErrors.Add(1) // the caller reports it (ErrNoSpace: serve warns once)
 		w.Abort()
 		return nil, err
 	}

@@ -116,8 +116,13 @@ func (s *server) cacheSummary() string {
 			bytes += entryBytes(s.blocks.rows[k], s.blocks.layout.stride)
 		}
 	}
-	line := fmt.Sprintf("cache %s: budget %s for this node's %s; holds %d of its %d row groups (%s) already",
-		c.Dir(), sizeText(uint64(c.Budget())), sizeText(uint64(s.cacheNeed)), n, total, sizeText(uint64(bytes)))
+	config := ""
+	for _, g := range s.store.index {
+		config = s.store.meta[g].Config // the same for every row group: `shmloader cache ls` lists it
+		break
+	}
+	line := fmt.Sprintf("cache %s (config %s): budget %s for this node's %s; holds %d of its %d row groups (%s) already",
+		c.Dir(), config, sizeText(uint64(c.Budget())), sizeText(uint64(s.cacheNeed)), n, total, sizeText(uint64(bytes)))
 	if c.Budget() < s.cacheNeed {
 		line += "\nserve: warning: the cache cannot hold all of this node's data: the row groups needed soonest are kept, later epochs decode the rest (raise cache.size, or free disk space)"
 	}

@@ -58,13 +58,19 @@ OUTPUTS: dict[str, Any] = {
 }
 
 STARTUP_RE = re.compile(
-    r"^serve: cache (?P<dir>.+): budget (?P<budget>.+?) for this node's (?P<need>.+?); holds "
+    r"^serve: cache (?P<dir>.+) \(config (?P<config>[0-9a-f]{12})\): budget (?P<budget>.+?) for this node's (?P<need>.+?); holds "
     r"(?P<held>\d+) of its (?P<total>\d+) row groups \((?P<bytes>.+?)\) already$",
     re.M,
 )
 STATUS_RE = re.compile(
     r"^serve: \d+ rows/s [\d.]+ MB/s decode (?P<decode>\d+) rows/s \| cache hit (?P<hit>\d+) "
     r"miss (?P<miss>\d+) (?P<bytes>.+?) evict (?P<evict>\d+)",
+    re.M,
+)
+CLOSING_RE = re.compile(
+    r"^serve: cache: (?P<hits>\d+) hits, (?P<misses>\d+) misses, (?P<bytes>.+?) served from it, "
+    r"(?P<written>\d+) written, (?P<evicted>\d+) evicted, (?P<refused>\d+) not admitted, "
+    r"(?P<corrupt>\d+) corrupt dropped$",
     re.M,
 )
 DISK_FULL = "cache disk full"
@@ -157,6 +163,7 @@ class Startup:
     held: int
     total: int
     budget: str
+    config: str
     line: str
 
 
@@ -172,7 +179,7 @@ def startup(serve: servekit.Serve, cache: Path) -> Startup:
     m = m or STARTUP_RE.search(serve.stderr)
     assert m, f"no cache start-up line\n{serve.describe()}"
     assert m["dir"] == str(cache), m.group(0)
-    return Startup(int(m["held"]), int(m["total"]), m["budget"], m.group(0))
+    return Startup(int(m["held"]), int(m["total"]), m["budget"], m["config"], m.group(0))
 
 
 @dataclass
@@ -190,6 +197,13 @@ def statuses(serve: servekit.Serve) -> list[Status]:
              for m in STATUS_RE.finditer(serve.stderr)]  # fmt: skip
     assert found, f"no status line with the cache's counters\n{serve.stderr}"
     return found
+
+
+def closing(serve: servekit.Serve) -> dict[str, int | str]:
+    """serve's closing cache line: this run's totals."""
+    m = CLOSING_RE.search(serve.stderr)
+    assert m, f"no closing cache line\n{serve.stderr}"
+    return {k: (v if k == "bytes" else int(v)) for k, v in m.groupdict().items()}
 
 
 @dataclass
@@ -283,10 +297,14 @@ def test_cold_cache_gives_the_same_stream_and_fills_the_cache(env, baseline, war
     assert_same_streams(cold.streams, baseline, "cold cache")
     st = startup(cold.serve, warm["cache"])
     assert (st.held, st.total) == (0, ROW_GROUPS), st.line
+    assert set(warm["ls_cold"].configs) == {st.config}, (st.line, warm["ls_cold"].text)  # names its entries in `cache ls`
     # Epoch 0 misses each row group once and writes it; epochs 1 and 2 hit.
     lines = statuses(cold.serve)
     assert max(s.miss for s in lines) == ROW_GROUPS, cold.stderr
     assert lines[-1].hit > 0, cold.stderr
+    end = closing(cold.serve)
+    assert (end["misses"], end["written"], end["evicted"], end["corrupt"]) == (ROW_GROUPS, ROW_GROUPS, 0, 0), end
+    assert end["hits"] >= ROW_GROUPS * (EPOCHS - 1) and end["bytes"] != "0 B", end
     assert_clean(warm["ls_cold"], ROW_GROUPS)
 
 
@@ -301,6 +319,9 @@ def test_warm_cache_gives_the_same_stream_and_decodes_nothing(env, baseline, war
     )
     assert lines[-1].hit > 0, run.stderr
     # It wrote nothing: the very files the cold run committed.
+    end = closing(run.serve)
+    assert (end["misses"], end["written"], end["evicted"]) == (0, 0, 0), end
+    assert end["hits"] >= ROW_GROUPS * EPOCHS and end["bytes"] != "0 B", end
     assert_clean(warm["ls_warm"], ROW_GROUPS)
     assert {p.relative_to(warm["cache"]): p.read_bytes()
             for p in entry_files(warm["cache"])} == warm["files"]  # fmt: skip
@@ -314,6 +335,8 @@ def test_partly_warm_cache_left_by_a_too_small_cache_size(env, baseline):
     small = serve_and_read(env, "small", "--cache-size", "1MiB", cache=cache)
     assert_same_streams(small.streams, baseline, "--cache-size 1MiB")
     assert startup(small.serve, cache).budget == "1.0 MiB", small.stderr
+    end = closing(small.serve)
+    assert end["evicted"] + end["refused"] > 0 and end["corrupt"] == 0, end
     left = cache_ls(env, cache)
     assert 0 < left.entries < ROW_GROUPS, left.text
     assert_clean(left, left.entries)
@@ -626,6 +649,8 @@ def test_cache_disk_full_mid_epoch_warns_once_and_loses_nothing(env, baseline, t
     assert_same_streams(run.streams, baseline, "cache disk full")
     said = warnings(run.stderr, DISK_FULL)
     assert len(said) == 1, f"want one {DISK_FULL!r} warning, got {len(said)}:\n{run.stderr}"
+    full = [ln for ln in run.stderr.splitlines() if "no space" in ln or "file too large" in ln]
+    assert full == said, f"one full disk, one line about it:\n{run.stderr}"
     assert stored < ROW_GROUPS, f"all {stored} entries fit: the disk never filled"
     if disk is not None:
         assert stored >= 1, run.stderr
