@@ -608,6 +608,20 @@ def small_disk(where: Path) -> Iterator[Path | None]:
         subprocess.run(["umount", "-l", str(where)], timeout=30)
 
 
+def test_a_cache_dir_that_cannot_be_made_warns_and_serves_uncached(env, baseline, tmp_path):
+    """cache.dir under a regular file (so it cannot be created, even by root): serve says
+    so once at start, names the dir, serves every byte uncached and writes nothing."""
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("a file where the cache's parent should be")
+    cache = blocker / "cache"
+    run = serve_and_read(env, "nodir", cache=cache)
+    assert_same_streams(run.streams, baseline, "a cache dir that cannot be made")
+    said = [ln for ln in run.stderr.splitlines() if "warning: cache" in ln]
+    assert len(said) == 1 and str(cache) in said[0] and "uncached" in said[0], run.stderr
+    assert "cache: off" in run.stderr and "cache hit" not in run.stderr, run.stderr
+    assert blocker.read_text().startswith("a file")
+
+
 def test_cache_disk_full_mid_epoch_warns_once_and_loses_nothing(env, baseline, tmp_path):
     """The cache's disk fills up mid-epoch (another file takes the space serve counted
     on at start-up): one warning, every batch as without a cache, no temp file left."""
