@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sync"
 	"sync/atomic"
+	"syscall"
 
 	"github.com/shmloader/shmloader/cache"
 	"github.com/shmloader/shmloader/producer/dataset"
@@ -100,7 +101,11 @@ func (st *store) decodeToCache(g int, kept int64, decode func(dst []byte) error)
 		st.committed.Add(1)
 	}
 	if err != nil {
-		st.warnOnce("commit", "cache: %v; decoding such row groups into memory instead", err)
+		if noSpace(err) {
+			st.diskFull(err) // the disk filled while committing the manifest
+		} else {
+			st.warnOnce("commit", "cache: %v; decoding such row groups into memory instead", err)
+		}
 		return block{}, false, nil
 	}
 	b, ok := st.entryBlock(e, g, kept)
@@ -110,12 +115,22 @@ func (st *store) decodeToCache(g int, kept int64, decode func(dst []byte) error)
 	return b, ok, nil
 }
 
+// noSpace says whether err is the cache's disk being full.
+func noSpace(err error) bool {
+	return errors.Is(err, cache.ErrNoSpace) || errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EFBIG)
+}
+
+// diskFull warns, once per run, that the cache's disk is full.
+func (st *store) diskFull(err error) {
+	st.warnOnce("space", "warning: cache disk full (%v): serving what does not fit uncached, nothing is lost", err)
+}
+
 func (st *store) createFailed(err error) {
 	switch {
 	case errors.Is(err, cache.ErrNotAdmitted):
 		// The plan needs everything in the cache sooner: counted in the cache's stats.
-	case errors.Is(err, cache.ErrNoSpace):
-		st.warnOnce("space", "warning: cache disk full (%v): serving what does not fit uncached, nothing is lost", err)
+	case noSpace(err): // reserving the entry, or writing the manifest
+		st.diskFull(err)
 	case errors.Is(err, cache.ErrTooLarge):
 		st.warnOnce("large", "warning: cache: %v: a row group is larger than a shard's part of cache.size; raise cache.size or lower cache.shards", err)
 	default:
