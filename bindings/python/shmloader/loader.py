@@ -433,7 +433,8 @@ class Loader:
         e, s, b = _index(epoch, 2**64), _index(step, 2**64), _index(base, 2**64)
         if e is None or s is None or b is None:
             raise InvalidArgument(
-                f"seek: epoch, step and base must be integers >= 0, not {epoch!r}, {step!r}, {base!r}",
+                "seek: epoch, step and base must be integers >= 0, not "
+                f"{epoch!r}, {step!r}, {base!r}",
                 job=self.job,
                 rank=self.rank,
             )
@@ -512,7 +513,11 @@ class Loader:
             ) from exc
         version = state.get("plan_version")
         if version != PLAN_VERSION and (version is not None or state.get("config_hash")):
-            saved = "no plan_version (a shmloader before plan version 2)" if version is None else f"plan version {version}"
+            saved = (
+                "no plan_version (a shmloader before plan version 2)"
+                if version is None
+                else f"plan version {version}"
+            )
             raise InvalidArgument(
                 f"load_state_dict: the state was saved with {saved}; this shmloader serves plan "
                 f"version {PLAN_VERSION}, in which a step names other rows: resuming would not "

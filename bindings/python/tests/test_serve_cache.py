@@ -58,7 +58,8 @@ OUTPUTS: dict[str, Any] = {
 }
 
 STARTUP_RE = re.compile(
-    r"^serve: cache (?P<dir>.+) \(config (?P<config>[0-9a-f]{12})\): budget (?P<budget>.+?) for this node's (?P<need>.+?); holds "
+    r"^serve: cache (?P<dir>.+) \(config (?P<config>[0-9a-f]{12})\): budget (?P<budget>.+?) "
+    r"for this node's (?P<need>.+?); holds "
     r"(?P<held>\d+) of its (?P<total>\d+) row groups \((?P<bytes>.+?)\) already$",
     re.M,
 )
@@ -297,13 +298,15 @@ def test_cold_cache_gives_the_same_stream_and_fills_the_cache(env, baseline, war
     assert_same_streams(cold.streams, baseline, "cold cache")
     st = startup(cold.serve, warm["cache"])
     assert (st.held, st.total) == (0, ROW_GROUPS), st.line
-    assert set(warm["ls_cold"].configs) == {st.config}, (st.line, warm["ls_cold"].text)  # names its entries in `cache ls`
+    # serve names the config that `cache ls` lists its entries under
+    assert set(warm["ls_cold"].configs) == {st.config}, (st.line, warm["ls_cold"].text)
     # Epoch 0 misses each row group once and writes it; epochs 1 and 2 hit.
     lines = statuses(cold.serve)
     assert max(s.miss for s in lines) == ROW_GROUPS, cold.stderr
     assert lines[-1].hit > 0, cold.stderr
     end = closing(cold.serve)
-    assert (end["misses"], end["written"], end["evicted"], end["corrupt"]) == (ROW_GROUPS, ROW_GROUPS, 0, 0), end
+    counts = (end["misses"], end["written"], end["evicted"], end["corrupt"])
+    assert counts == (ROW_GROUPS, ROW_GROUPS, 0, 0), end
     assert end["hits"] >= ROW_GROUPS * (EPOCHS - 1) and end["bytes"] != "0 B", end
     assert_clean(warm["ls_cold"], ROW_GROUPS)
 

@@ -54,11 +54,10 @@ def run_job(group: servekit.Group, cfg: Path, ranks: int, *consume: str, resume:
 
 
 def globals_of(results: list[servekit.Result], base: int, step0: int) -> dict[int, str]:
-    """Global batch -> sha of what a one-node job delivered, for an epoch that started at
-    global batch `base` where the trainers began at step `step0`: rank r of R receives, at
-    step s, global batch base + s·R + r (plan/doc.go with one node and one partition phase
-    of 0, which holds for every base of this dataset's 2 partitions: checked below against
-    the reference's bytes)."""
+    """Global batch -> sha of what a one-node job delivered, in an epoch that started at
+    global batch `base`, its trainers beginning at step `step0`. One node serves every
+    global batch from base on, in order, its j-th to rank j mod R as step j div R
+    (plan/doc.go): rank r of R receives global batch base + s·R + r at step s."""
     ranks = len(results)
     out: dict[int, str] = {}
     for r, res in enumerate(results):
@@ -70,7 +69,9 @@ def globals_of(results: list[servekit.Result], base: int, step0: int) -> dict[in
     return out
 
 
-def test_a_state_resumes_under_another_world_size(group: servekit.Group, gen_dataset: Path, tmp_path: Path) -> None:
+def test_a_state_resumes_under_another_world_size(
+    group: servekit.Group, gen_dataset: Path, tmp_path: Path
+) -> None:
     cfg = config(tmp_path, gen_dataset)
     ref_results = run_job(group, cfg, 2)
     for res in ref_results:
@@ -78,14 +79,15 @@ def test_a_state_resumes_under_another_world_size(group: servekit.Group, gen_dat
     ref = globals_of(ref_results, 0, 0)
     assert sorted(ref) == list(range(GLOBAL))
     shas = Counter(ref.values())
-    assert max(shas.values()) == 1, "two global batches with the same bytes: the test could not tell them apart"
+    assert max(shas.values()) == 1, "two global batches with the same bytes: untellable apart"
     by_sha = {sha: g for g, sha in ref.items()}
 
     # 2 trainers, 5 steps: [0, 10).
     s1 = tmp_path / "state1.json"
     first = run_job(group, cfg, 2, "--max-batches", "5", save=s1)
     state1 = json.loads(s1.read_text())
-    assert (state1["epoch"], state1["step"], state1["world"], state1["base"]) == (0, 5, 2, 0), state1
+    where1 = (state1["epoch"], state1["step"], state1["world"], state1["base"])
+    assert where1 == (0, 5, 2, 0), state1
     got1 = {by_sha[b["sha"]] for res in first for b in res.batches}
     assert got1 == set(range(10)), sorted(got1)
 
@@ -93,7 +95,8 @@ def test_a_state_resumes_under_another_world_size(group: servekit.Group, gen_dat
     s2 = tmp_path / "state2.json"
     second = run_job(group, cfg, 3, "--load-state", str(s1), "--max-batches", "4", save=s2)
     state2 = json.loads(s2.read_text())
-    assert (state2["epoch"], state2["step"], state2["world"], state2["base"]) == (0, 4, 3, 10), state2
+    where2 = (state2["epoch"], state2["step"], state2["world"], state2["base"])
+    assert where2 == (0, 4, 3, 10), state2
     got2 = [by_sha.get(b["sha"], -1) for res in second for b in res.batches]
     assert sorted(got2) == list(range(10, 22)), sorted(got2)
     assert globals_of(second, 10, 0) == {g: ref[g] for g in range(10, 22)}
@@ -105,7 +108,9 @@ def test_a_state_resumes_under_another_world_size(group: servekit.Group, gen_dat
     assert globals_of(third, 0, 11) == {g: ref[g] for g in range(22, GLOBAL)}
 
     # Every global batch once over the three jobs.
-    seen = Counter(by_sha[b["sha"]] for job in (first, second, third) for res in job for b in res.batches)
+    seen = Counter(
+        by_sha[b["sha"]] for job in (first, second, third) for res in job for b in res.batches
+    )
     assert sorted(seen) == list(range(GLOBAL)) and max(seen.values()) == 1, seen
 
     # 3 trainers from the first state to the end: [10, 49), batch 49 dropped (13 steps).
@@ -117,8 +122,9 @@ def test_a_state_resumes_under_another_world_size(group: servekit.Group, gen_dat
     assert globals_of(resumed, 10, 0) == {g: ref[g] for g in range(10, 49)}
 
 
-def test_a_state_of_the_uneven_tail_resumes_only_under_its_world(group: servekit.Group, gen_dataset: Path,
-                                                                  tmp_path: Path) -> None:
+def test_a_state_of_the_uneven_tail_resumes_only_under_its_world(
+    group: servekit.Group, gen_dataset: Path, tmp_path: Path
+) -> None:
     """drop_last: false serves the last uneven global batches to some ranks only; a
     position among them names no global batch another world can start from."""
     cfg = servekit.write_config(
