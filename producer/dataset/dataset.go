@@ -71,14 +71,19 @@ const (
 	KindString
 )
 
-// Identity names this very version of the file: absolute path, size, modification and
-// change times and a hash of the footer. A file rewritten in place, even with the same
-// size and its old mtime put back, gets another identity; the cache keys entries by it.
-// (A chmod, chown or rename changes it too: a few misses, never stale data.)
+// Identity names this very version of the file: its path (absolute, symbolic links
+// resolved, so that a dataset named through a link or a relative path finds the same
+// entries), size, modification and change times and a hash of the footer. A file
+// rewritten in place, even with the same size and its old mtime put back, gets another
+// identity; the cache keys entries by it. (A chmod, chown or rename changes it too: a
+// few misses, never stale data.)
 func (f *File) Identity() string {
 	p, err := filepath.Abs(f.Path)
 	if err != nil {
 		p = f.Path
+	}
+	if real, err := filepath.EvalSymlinks(p); err == nil {
+		p = real
 	}
 	return fmt.Sprintf("%s\x00%d\x00%d\x00%d\x00%016x", p, f.Size, f.ModTime, f.ChangeTime, f.footerHash)
 }

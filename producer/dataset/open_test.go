@@ -167,3 +167,38 @@ func TestFingerprint(t *testing.T) {
 		t.Fatal("fingerprint did not change with the file name")
 	}
 }
+
+// TestIdentityIgnoresHowThePathIsSpelled: the cache keys entries by Identity, so the same
+// file named through a symbolic link or a relative path must get the same one (and a
+// copy of the file, another).
+func TestIdentityIgnoresHowThePathIsSpelled(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "data")
+	os.Mkdir(dir, 0o755)
+	writeTest(t, dir, "a.parquet", 0, 40, writeOpts{rgRows: 20})
+	link := filepath.Join(root, "link")
+	if err := os.Symlink(dir, link); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(root)
+	ids := map[string]string{}
+	for _, pattern := range []string{dir, link, "data", "link/a.parquet"} {
+		d, err := Open(pattern)
+		if err != nil {
+			t.Fatalf("Open(%s): %v", pattern, err)
+		}
+		ids[pattern] = d.Files[0].Identity()
+	}
+	for p, id := range ids {
+		if id != ids[dir] {
+			t.Errorf("Identity through %q differs from through %q:\n%q\n%q", p, dir, id, ids[dir])
+		}
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, "a.parquet"))
+	os.Mkdir(filepath.Join(root, "copy"), 0o755)
+	os.WriteFile(filepath.Join(root, "copy", "a.parquet"), b, 0o644)
+	d, err := Open(filepath.Join(root, "copy"))
+	if err != nil || d.Files[0].Identity() == ids[dir] {
+		t.Fatalf("a copy of the file has the same identity (%v)", err)
+	}
+}

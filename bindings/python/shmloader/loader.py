@@ -121,7 +121,7 @@ class Batch(Mapping[str, NDArray[Any]]):
     next call.
     """
 
-    __slots__ = ("_lease", "_arrays", "_dtypes", "seq", "epoch", "step", "rows")
+    __slots__ = ("_lease", "_arrays", "_dtypes", "seq", "epoch", "step", "rows", "base")
 
     seq: int
     """Position in this ring's stream (0, 1, 2, ...)."""
@@ -129,6 +129,9 @@ class Batch(Mapping[str, NDArray[Any]]):
     step: int
     """Index of the batch within its epoch, for this rank."""
     rows: int
+    base: int
+    """Global batch at which the batch's epoch started: 0, unless the epoch was resumed
+    from a state saved under another world size (then ``step`` counts from there)."""
 
     def __init__(
         self,
@@ -139,6 +142,7 @@ class Batch(Mapping[str, NDArray[Any]]):
         rows: int,
         arrays: dict[str, NDArray[Any]],
         dtypes: dict[str, str],
+        base: int = 0,
     ) -> None:
         self._lease = lease
         self._arrays = arrays
@@ -147,6 +151,7 @@ class Batch(Mapping[str, NDArray[Any]]):
         self.epoch = epoch
         self.step = step
         self.rows = rows
+        self.base = base
 
     def __getitem__(self, name: str) -> NDArray[Any]:
         return self._arrays[name]
@@ -367,7 +372,8 @@ class Loader:
         except BaseException:
             ring.release(seq)
             raise
-        return Batch(lease, seq, desc.epoch, desc.step, rows, arrays, self._dtypes)
+        base = int(desc.epoch_base)
+        return Batch(lease, seq, desc.epoch, desc.step, rows, arrays, self._dtypes, base)
 
     def next(self, timeout: float | None = None) -> Batch | None:
         """The next batch, or None at the end of an epoch (once per epoch) and at the end

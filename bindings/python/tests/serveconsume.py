@@ -52,7 +52,8 @@ class Recorder:
 
     def add(self, batch: shmloader.Batch) -> None:
         self.batches.append({"epoch": batch.epoch, "step": batch.step, "rows": batch.rows,
-                             "seq": batch.seq, "sha": batch_hash(batch)})  # fmt: skip
+                             "seq": batch.seq, "base": batch.base,
+                             "sha": batch_hash(batch)})  # fmt: skip
         self.dtypes = dict(batch.dtypes)
         if self.keep == "all":
             for name, arr in batch.items():

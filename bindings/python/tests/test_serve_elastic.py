@@ -62,7 +62,7 @@ def globals_of(results: list[servekit.Result], base: int, step0: int) -> dict[in
     out: dict[int, str] = {}
     for r, res in enumerate(results):
         for b in res.batches:
-            assert b["step"] >= step0, b
+            assert b["step"] >= step0 and b["base"] == base, b
             g = base + b["step"] * ranks + r
             assert g not in out, f"global batch {g} delivered twice"
             out[g] = b["sha"]
