@@ -132,6 +132,20 @@ func (c *Cache) validate(sh *shard, key Key, id fileID, mem []byte) (h header, e
 	return h, err
 }
 
+// Reuse counts a hit on key's entry, which the caller still has mapped from an earlier
+// Get or Commit, if key is still committed as far as this process knows. false: it was
+// evicted or dropped (close the old mapping; a Get tells whether another process made it
+// again). The bytes of a mapping never change: the key names them.
+func (c *Cache) Reuse(key Key, size int64) bool {
+	if c.closed.Load() || !c.shard(key).has(key) {
+		return false
+	}
+	c.shard(key).touch(key)
+	c.stats.hits.Add(1)
+	c.stats.hitBytes.Add(size)
+	return true
+}
+
 // Has says whether key is committed, as this process last read its shard's manifest;
 // it maps nothing and checks nothing (Get does).
 func (c *Cache) Has(key Key) bool {

@@ -164,6 +164,13 @@ func (sh *shard) used(k Key, id fileID) {
 	sh.lastUse[k] = tick()
 }
 
+// touch records a use of k that maps nothing (Cache.Reuse), for LRU eviction.
+func (sh *shard) touch(k Key) {
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	sh.lastUse[k] = tick()
+}
+
 // drop removes k's file if it is still the file id (found bad by this process), or
 // forgets k if its file is gone, and takes k out of the manifest.
 func (sh *shard) drop(k Key, id *fileID) {

@@ -47,6 +47,7 @@ func (s *server) openStore() {
 		return
 	}
 	s.store.cache = cc
+	s.store.mapped = &mappings{cache: cc, limit: min(s.cacheNeed, maxKeptMapped), kept: map[int]*mapped{}}
 	s.store.keys, s.store.meta = keys, meta
 	s.store.index = make(map[cache.Key]int, len(groups))
 	for _, g := range groups {

@@ -162,6 +162,7 @@ func Run(ctx context.Context, cfg *config.Config, opt Options) ([]Result, error)
 	wwg.Wait()
 	s.windows.close()
 	if c := s.store.cache; c != nil {
+		s.store.mapped.close()
 		st := c.Stats()
 		s.logf("cache: %d hits, %d misses, %s served from it, %d written, %d evicted, %d not admitted, %d corrupt dropped",
 			st.Hits, st.Misses, sizeText(uint64(st.HitBytes)), s.stats.written.Load(), st.Evictions, st.Refused, st.Corrupt)

@@ -32,6 +32,7 @@ type store struct {
 
 	once      sync.Map // warnings already given, by kind
 	committed *atomic.Int64
+	mapped    *mappings // entries kept mapped between windows (with a cache)
 }
 
 // entryKeys keys every row group of groups: file identity, row-group index, the row
@@ -61,10 +62,13 @@ func (st *store) warnOnce(kind, format string, args ...any) {
 // rowGroup returns row group g's block: cached, or made by decode into a new one.
 func (st *store) rowGroup(g int, kept int64, decode func(dst []byte) error) (blk block, hit bool, err error) {
 	if st.cache != nil {
+		if b, ok := st.mapped.reuse(g, st.keys[g]); ok {
+			return b, true, nil
+		}
 		if e, ok := st.cache.Get(st.keys[g]); ok {
 			if b, ok := st.entryBlock(e, g, kept); ok {
 				e.WillNeed()
-				return b, true, nil
+				return st.mapped.keep(g, e, b), true, nil
 			}
 			st.warnOnce("shape", "cache: an entry for %s has another shape than this config gives; decoding instead", st.meta[g].Label)
 			e.Close()
@@ -111,8 +115,9 @@ func (st *store) decodeToCache(g int, kept int64, decode func(dst []byte) error)
 	b, ok := st.entryBlock(e, g, kept)
 	if !ok {
 		e.Close()
+		return b, false, nil
 	}
-	return b, ok, nil
+	return st.mapped.keep(g, e, b), true, nil
 }
 
 // noSpace says whether err is the cache's disk being full.
