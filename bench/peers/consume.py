@@ -44,7 +44,17 @@ def shmloader_batches(args: argparse.Namespace) -> Iterator[Mapping[str, np.ndar
     import shmloader
 
     with shmloader.attach(job=args.job, rank=args.rank, timeout=300) as loader:
-        yield from loader  # numpy views of the ring slot; each released as the loop moves on
+        args.producer_pid = loader.info.producer_pid
+        for batch in loader:  # numpy views of the ring slot; each released as the loop moves on
+            if batch.epoch >= args.from_epoch:
+                yield batch
+
+
+def proc_cpu(pid: int) -> float:
+    """CPU seconds (user + system) process pid has used so far, from /proc."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 class RowGroupWindows(torch.utils.data.IterableDataset):  # type: ignore[misc]
@@ -148,6 +158,10 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--row-group-rows", type=int, default=16384)
     ap.add_argument("--step-ms", type=float, default=0.0, help="simulated GPU step per batch")
+    ap.add_argument("--from-epoch", type=int, default=0,
+                    help="shmloader: measure from the first batch of this epoch on (earlier batches are "
+                    "released unread): the start time, this process's CPU and serve's (from /proc) are "
+                    "taken there")
     ap.add_argument("--gate", help="create GATE.ready once imported, then wait for GATE.go, "
                     "which holds the start time (time.monotonic) every contender is timed from")
     args = ap.parse_args()
@@ -172,11 +186,14 @@ def main() -> None:
     step = args.step_ms / 1e3
     first = last = None
     waited = stepped = 0.0
+    producer_cpu = None
     t = time.monotonic()
     for batch in source:
         now = time.monotonic()
         if first is None:
             first = now
+            if args.from_epoch:  # the measured epochs start here
+                t0, cpu_ready, producer_cpu = now, time.process_time(), proc_cpu(args.producer_pid)
         else:
             waited += now - t
         touch(batch)
@@ -185,13 +202,15 @@ def main() -> None:
         t = time.monotonic()
         stepped += t - now
         last = t
+    if producer_cpu is not None:
+        producer_cpu = proc_cpu(args.producer_pid) - producer_cpu
     me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
     print(json.dumps({
         "loader": args.loader, "rank": args.rank, "rows": touch.rows, "bytes": touch.bytes,
         "batches": touch.batches, "t0": t0, "ready": ready, "first": first, "last": last,
         "waited": waited, "stepped": stepped, "sums": {k: str(v) for k, v in touch.sums.items()},
         "cpu_self": me.ru_utime + me.ru_stime, "cpu_children": kids.ru_utime + kids.ru_stime,
-        "cpu_ready": cpu_ready, "rss_ready_kib": rss_ready, "rss_self_kib": vm_rss_kib("VmHWM"), "pid": os.getpid(),
+        "cpu_ready": cpu_ready, "producer_cpu": producer_cpu, "rss_ready_kib": rss_ready, "rss_self_kib": vm_rss_kib("VmHWM"), "pid": os.getpid(),
     }))
 
 
