@@ -13,7 +13,8 @@ var (
 	ErrNotAdmitted = errors.New("not admitted by the eviction policy")
 	// ErrTooLarge: the entry is bigger than one shard's budget (Size / Shards).
 	ErrTooLarge = errors.New("entry larger than a shard's budget")
-	// ErrNoSpace: the file system cannot hold the entry (ENOSPC, EDQUOT or EFBIG).
+	// ErrNoSpace: the file system cannot hold the entry, or the manifest that lists it
+	// (ENOSPC, EDQUOT or EFBIG).
 	ErrNoSpace = errors.New("no space left for the entry")
 	// ErrLive: a process has the cache dir open, so it cannot be cleared.
 	ErrLive = errors.New("cache dir is open in a live process")

@@ -53,10 +53,16 @@ func reserve(fd int, size int64, warn func(kind, format string, args ...any)) er
 		warn("fallocate", "file system has no fallocate; writing zeros to reserve entries")
 		err = writeZeros(fd, size)
 	}
-	if errors.Is(err, unix.ENOSPC) || errors.Is(err, unix.EDQUOT) || errors.Is(err, unix.EFBIG) {
+	if diskFull(err) {
 		return fmt.Errorf("%w: %d bytes: %v", ErrNoSpace, size, err)
 	}
 	return err
+}
+
+// diskFull says whether err is the file system refusing more bytes: no space, quota or
+// file size limit. The cache reports each as ErrNoSpace.
+func diskFull(err error) bool {
+	return errors.Is(err, unix.ENOSPC) || errors.Is(err, unix.EDQUOT) || errors.Is(err, unix.EFBIG)
 }
 
 func writeZeros(fd int, size int64) error {

@@ -2,6 +2,7 @@ package cache
 
 import (
 	"encoding/binary"
+	"fmt"
 	"io"
 	"os"
 	"time"
@@ -81,6 +82,9 @@ func (sh *shard) write(m *manifest) (uint64, error) {
 	}
 	if err != nil {
 		os.Remove(tmp)
+		if diskFull(err) {
+			err = fmt.Errorf("%w: %v", ErrNoSpace, err)
+		}
 		return 0, &Error{Op: "write manifest", Path: tmp, Err: err}
 	}
 	return st.Ino, nil

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"sync"
 	"sync/atomic"
-	"syscall"
 
 	"github.com/shmloader/shmloader/cache"
 	"github.com/shmloader/shmloader/producer/dataset"
@@ -105,7 +104,7 @@ func (st *store) decodeToCache(g int, kept int64, decode func(dst []byte) error)
 		st.committed.Add(1)
 	}
 	if err != nil {
-		if noSpace(err) {
+		if errors.Is(err, cache.ErrNoSpace) {
 			st.diskFull(err) // the disk filled while committing the manifest
 		} else {
 			st.warnOnce("commit", "cache: %v; decoding such row groups into memory instead", err)
@@ -120,11 +119,6 @@ func (st *store) decodeToCache(g int, kept int64, decode func(dst []byte) error)
 	return st.mapped.keep(g, e, b), true, nil
 }
 
-// noSpace says whether err is the cache's disk being full.
-func noSpace(err error) bool {
-	return errors.Is(err, cache.ErrNoSpace) || errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EFBIG)
-}
-
 // diskFull warns, once per run, that the cache's disk is full.
 func (st *store) diskFull(err error) {
 	st.warnOnce("space", "warning: cache disk full (%v): serving what does not fit uncached, nothing is lost", err)
@@ -134,7 +128,7 @@ func (st *store) createFailed(err error) {
 	switch {
 	case errors.Is(err, cache.ErrNotAdmitted):
 		// The plan needs everything in the cache sooner: counted in the cache's stats.
-	case noSpace(err): // reserving the entry, or writing the manifest
+	case errors.Is(err, cache.ErrNoSpace): // reserving the entry, or writing the manifest
 		st.diskFull(err)
 	case errors.Is(err, cache.ErrTooLarge):
 		st.warnOnce("large", "warning: cache: %v: a row group is larger than a shard's part of cache.size; raise cache.size or lower cache.shards", err)
