@@ -7,7 +7,7 @@ import (
 
 // Protocol constants (PROTOCOL.md).
 const (
-	Version        = 2 // v2: nodes, node_rank, elastic_limit, seek_base; slot base
+	Version        = 3 // v3: steps per epoch, epochs, global batches; wait, row and position counters
 	PageSize       = 4096
 	HeaderFixed    = 512 // bytes before the schema table
 	SchemaOffset   = HeaderFixed
@@ -58,13 +58,23 @@ type Header struct {
 	HeadBell atomic.Uint32 // P; futex word the consumer sleeps on
 	State    atomic.Uint32 // P; [STATE] running / finished / stopped
 	SeekAck  atomic.Uint64 // P; last seek generation applied (diagnostics)
-	_        [104]byte
+	// Counters for observers (status, metrics), never read by the protocol itself.
+	ProdWaitNs atomic.Uint64 // P; nanoseconds the producer has waited for a free slot
+	RowsOut    atomic.Uint64 // P; rows published in batches
+	PubEpoch   atomic.Uint64 // P; epoch of the last batch published
+	PubStep    atomic.Uint64 // P; step after the last batch published
+	_          [72]byte
 
 	// Line 2: written by the consumer only.
 	Tail        atomic.Uint64 // C; [REL] frees the slots below it, producer acquire-loads
 	TailBell    atomic.Uint32 // C; futex word the producer sleeps on
 	ConsumerPID atomic.Uint32 // C; 0 when none is attached
-	_           [112]byte
+	// Counters for observers (status, metrics), never read by the protocol itself.
+	ConsWaitNs atomic.Uint64 // C; nanoseconds consumers of this ring have waited in next
+	ConsRows   atomic.Uint64 // C; rows of the batches taken
+	ConsEpoch  atomic.Uint64 // C; epoch of the last batch taken
+	ConsStep   atomic.Uint64 // C; step after the last batch taken
+	_          [80]byte
 
 	// Line 3: control, rarely written.
 	ConsWaiting atomic.Uint32 // C; nonzero while the consumer may sleep on HeadBell
@@ -78,7 +88,11 @@ type Header struct {
 	Nodes        uint32 // P; hosts of the job, >= 1
 	NodeRank     uint32 // P; this host's index, < Nodes
 	ElasticLimit uint64 // P; the latest global batch an epoch may start at (a resume under another world size)
-	_            [72]byte
+	// What a run holds, for len(loader) and seek range checks.
+	StepsPerEpoch uint64 // P; this rank's steps in an epoch that starts at global batch 0
+	Epochs        uint64 // P; epochs the run serves, 0: endless
+	GlobalBatches uint64 // P; global batches per epoch, over every node and rank
+	_             [48]byte
 }
 
 // TensorDesc is one schema table entry. Written by the producer before Version.

@@ -48,6 +48,7 @@ func NewProducer(mem []byte, g *Geometry) (*Producer, error) {
 	h.SchemaOffset = SchemaOffset
 	h.Rank, h.Ranks = g.Rank, g.Ranks
 	h.Nodes, h.NodeRank, h.ElasticLimit = max(g.Nodes, 1), g.NodeRank, g.ElasticLimit
+	h.StepsPerEpoch, h.Epochs, h.GlobalBatches = g.StepsPerEpoch, g.Epochs, g.GlobalBatches
 	h.ProducerPID = uint32(os.Getpid())
 	h.ProducerStart, _ = ProcStart(os.Getpid())
 	h.BatchCapacity = g.BatchCapacity
@@ -93,8 +94,13 @@ func (p *Producer) Acquire(timeout time.Duration) (*Slot, error) {
 		ferr = err
 		return n > 0 || err != nil
 	}
-	if err := p.w.wait(ready, timeout); err != nil {
-		return nil, err
+	if !ready() {
+		start := time.Now()
+		err := p.w.wait(ready, timeout)
+		p.h.ProdWaitNs.Add(uint64(time.Since(start)))
+		if err != nil {
+			return nil, err
+		}
 	}
 	if ferr != nil {
 		return nil, ferr
@@ -124,6 +130,11 @@ func (p *Producer) publish(s *Slot, epoch, step, base uint64, rows, flags uint32
 	}
 	sh := slotHeaderAt(s.mem, 0)
 	*sh = SlotHeader{Seq: s.Seq, Epoch: epoch, Step: step, Rows: rows, Flags: flags, Gen: p.gen, Base: base}
+	if flags == 0 {
+		p.h.RowsOut.Add(uint64(rows))
+		p.h.PubEpoch.Store(epoch)
+		p.h.PubStep.Store(step + 1)
+	}
 	p.head++
 	p.h.Head.Store(p.head) // [PUB] release (seq-cst): the slot above is complete
 	ring(&p.h.HeadBell, &p.h.ConsWaiting)
@@ -166,6 +177,31 @@ func (p *Producer) Occupancy() uint64 {
 		return uint64(p.g.SlotCount) // an impossible tail: Acquire reports it
 	}
 	return head - tail
+}
+
+// Counters are the ring's observer counters (PROTOCOL.md): what status and metrics show.
+type Counters struct {
+	ProducerWait, ConsumerWait time.Duration // waiting for a free slot / for a batch
+	RowsOut, RowsIn            uint64        // rows published / taken by consumers
+	PubEpoch, PubStep          uint64        // position after the last batch published
+	ConsEpoch, ConsStep        uint64        // position after the last batch taken
+	Occupancy                  uint64        // published slots not yet released
+}
+
+// Counters reads the observer counters; any goroutine may call it.
+func (p *Producer) Counters() Counters { return readCounters(p.h, p.g.SlotCount) }
+
+func readCounters(h *Header, slots uint32) Counters {
+	c := Counters{
+		ProducerWait: time.Duration(h.ProdWaitNs.Load()), ConsumerWait: time.Duration(h.ConsWaitNs.Load()),
+		RowsOut: h.RowsOut.Load(), RowsIn: h.ConsRows.Load(),
+		PubEpoch: h.PubEpoch.Load(), PubStep: h.PubStep.Load(),
+		ConsEpoch: h.ConsEpoch.Load(), ConsStep: h.ConsStep.Load(),
+	}
+	if tail, head := h.Tail.Load(), h.Head.Load(); tail <= head && head-tail <= uint64(slots) {
+		c.Occupancy = head - tail
+	}
+	return c
 }
 
 // ConsumerPID is the pid the attached consumer announced, 0 if none.

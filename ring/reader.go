@@ -98,7 +98,9 @@ func (r *Reader) Next(timeout time.Duration) (View, uint64, error) {
 			if r.cursor-r.tail == n {
 				return View{}, 0, ErrHeld // every slot is read and the oldest is held: nothing can come
 			}
+			start := time.Now()
 			err := r.w.wait(func() bool { return r.h.Head.Load() > r.cursor }, timeout)
+			r.h.ConsWaitNs.Add(uint64(time.Since(start)))
 			r.eos = r.eos || err == ErrEndOfStream
 			r.gone = r.gone || err == ErrProducerGone
 			if r.eos {
@@ -128,6 +130,9 @@ func (r *Reader) Next(timeout time.Duration) (View, uint64, error) {
 			r.eos = true
 			return View{}, sh.Epoch, r.endOfStream()
 		default:
+			r.h.ConsRows.Add(uint64(sh.Rows))
+			r.h.ConsEpoch.Store(sh.Epoch)
+			r.h.ConsStep.Store(sh.Step + 1)
 			return View{SlotHeader: sh, Mem: r.mem[off : off+r.g.SlotSize : off+r.g.SlotSize]}, 0, nil
 		}
 	}

@@ -353,3 +353,47 @@ func TestSpinFromEnv(t *testing.T) {
 		}
 	}
 }
+
+// The observer counters count what each side did and how long it waited, and a header
+// of protocol 3 carries the run (steps per epoch, epochs, global batches) to consumers.
+func TestCountersAndRun(t *testing.T) {
+	s := testSpec("counters", 2, 4)
+	s.StepsPerEpoch, s.Epochs, s.GlobalBatches = 7, 3, 14
+	p, r, _ := newRing(t, s)
+	if g := r.Geometry(); g.StepsPerEpoch != 7 || g.Epochs != 3 || g.GlobalBatches != 14 {
+		t.Fatalf("validated run: %d steps, %d epochs, %d global batches", g.StepsPerEpoch, g.Epochs, g.GlobalBatches)
+	}
+	publish(t, p, 1, 4, 3)
+	publish(t, p, 1, 5, 2)
+	start := time.Now()
+	if _, err := p.Acquire(30 * time.Millisecond); !errors.Is(err, ErrTimeout) {
+		t.Fatalf("full ring: want ErrTimeout, got %v", err)
+	}
+	waited := time.Since(start)
+	c := p.Counters()
+	if c.RowsOut != 5 || c.PubEpoch != 1 || c.PubStep != 6 || c.Occupancy != 2 || c.RowsIn != 0 {
+		t.Fatalf("after two publishes: %+v", c)
+	}
+	if c.ProducerWait < 25*time.Millisecond || c.ProducerWait > waited {
+		t.Fatalf("producer wait %v, want about %v", c.ProducerWait, waited)
+	}
+	v := next(t, r)
+	r.Release(v.Seq)
+	v = next(t, r)
+	r.Release(v.Seq)
+	go func() {
+		time.Sleep(30 * time.Millisecond)
+		if s, err := p.Acquire(time.Second); err == nil {
+			p.Publish(s, 1, 6, 1)
+		}
+	}()
+	v = next(t, r)
+	r.Release(v.Seq)
+	c = p.Counters()
+	if c.RowsIn != 6 || c.ConsEpoch != 1 || c.ConsStep != 7 || c.Occupancy != 0 {
+		t.Fatalf("after three reads: %+v", c)
+	}
+	if c.ConsumerWait < 20*time.Millisecond || c.ConsumerWait > 5*time.Second {
+		t.Fatalf("consumer wait %v, want about 30ms", c.ConsumerWait)
+	}
+}

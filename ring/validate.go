@@ -30,6 +30,9 @@ type Geometry struct {
 	Nodes         uint32 // hosts of the job: the world is Ranks × Nodes trainers
 	NodeRank      uint32
 	ElasticLimit  uint64 // the latest global batch an epoch may start at
+	StepsPerEpoch uint64 // this rank's steps in an epoch that starts at global batch 0
+	Epochs        uint64 // epochs the run serves, 0: endless
+	GlobalBatches uint64 // global batches per epoch, over the whole job
 	ProducerPID   uint32
 	ProducerStart uint64
 	ConfigHash    uint64
@@ -120,6 +123,7 @@ func validateGeometry(h *Header, fileSize uint64) (*Geometry, error) {
 		HeaderSize: uint64(h.HeaderSize), TotalSize: h.TotalSize, SlotSize: h.SlotSize,
 		SlotCount: h.SlotCount, BatchCapacity: h.BatchCapacity, Rank: h.Rank, Ranks: h.Ranks,
 		Nodes: h.Nodes, NodeRank: h.NodeRank, ElasticLimit: h.ElasticLimit,
+		StepsPerEpoch: h.StepsPerEpoch, Epochs: h.Epochs, GlobalBatches: h.GlobalBatches,
 		ProducerPID: h.ProducerPID, ProducerStart: h.ProducerStart, ConfigHash: h.ConfigHash,
 		Job: cstring(h.Job[:]),
 	}, nil

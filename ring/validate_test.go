@@ -44,8 +44,8 @@ func TestValidateGivesADistinctErrorPerFailure(t *testing.T) {
 	}{
 		{"valid", "v", 0, nil, nil},
 		{"magic", "v", 0, func(m []byte) []byte { m[0] = 'X'; return m }, ErrMagic},
-		{"version 1 (before nodes and bases)", "v", 0, func(m []byte) []byte { put32(m, 8, 1); return m }, ErrVersion},
-		{"version 3", "v", 0, func(m []byte) []byte { put32(m, 8, 3); return m }, ErrVersion},
+		{"version 2 (before steps per epoch and counters)", "v", 0, func(m []byte) []byte { put32(m, 8, 2); return m }, ErrVersion},
+		{"version 4", "v", 0, func(m []byte) []byte { put32(m, 8, 4); return m }, ErrVersion},
 		{"version 0 (not ready)", "v", 0, func(m []byte) []byte { put32(m, 8, 0); return m }, ErrNotReady},
 		{"header only", "v", 0, func(m []byte) []byte { return m[:100] }, ErrSize},
 		{"truncated file", "v", 0, func(m []byte) []byte { return m[:len(m)-PageSize] }, ErrSize},

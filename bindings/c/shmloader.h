@@ -20,9 +20,11 @@ extern "C" {
 #endif
 
 /* ABI of this header; bumped on any incompatible change. */
-#define SHML_ABI_VERSION 2 /* 2: shml_batch.epoch_base, shml_info nodes/node_rank/elastic_limit, shml_seek_base */
+#define SHML_ABI_VERSION 3 /* 3: shml_info steps_per_epoch/epochs/global_batches, shml_stats,
+                              SHML_ERANGE; 2: shml_batch.epoch_base, shml_info nodes/node_rank/
+                              elastic_limit, shml_seek_base */
 /* Ring protocol version this library speaks (PROTOCOL.md). */
-#define SHML_PROTOCOL_VERSION 2
+#define SHML_PROTOCOL_VERSION 3
 
 /* Error codes. 0 is success; everything else is negative. */
 enum {
@@ -45,6 +47,7 @@ enum {
   SHML_ESYS = -16,     /* a system call failed; see shml_errno */
   SHML_ESEEK = -17,    /* seek not answered: the producer finished its stream first */
   SHML_ERANK = -18,    /* no such rank: the job's live producer serves fewer ranks */
+  SHML_ERANGE = -19,   /* seek beyond the run (epoch >= epochs, or step > steps) */
 };
 
 /* dtype codes (PROTOCOL.md, "dtypes"). */
@@ -106,7 +109,17 @@ typedef struct {
   uint32_t nodes;         /* hosts of the job: the world is ranks * nodes trainers */
   uint32_t node_rank;     /* this host's index */
   uint64_t elastic_limit; /* the latest global batch an epoch may start at */
+  uint64_t steps_per_epoch; /* this rank's batches in an epoch started at global batch 0 */
+  uint64_t epochs;          /* epochs the run serves; 0: endless */
+  uint64_t global_batches;  /* batches of an epoch over every rank of every node */
 } shml_info;
+
+/* This handle's counters since attach: what the trainer took and how long it waited. */
+typedef struct {
+  uint64_t batches; /* batches taken (markers not counted) */
+  uint64_t rows;    /* rows of those batches */
+  uint64_t wait_ns; /* time spent inside shml_next waiting for a batch */
+} shml_stats;
 
 /* Attach to ring `rank` of `job` in $SHMLOADER_SHM_DIR (default /dev/shm), waiting up to
  * timeout_ms (< 0: forever) for a live producer to create it. */
@@ -129,18 +142,24 @@ int shml_next(shml_consumer *c, int timeout_ms, shml_batch *out);
 int shml_release(shml_consumer *c, const shml_batch *b);
 
 /* Reposition this rank's stream: the next batch delivered is (epoch, step). Every held
- * batch is released first (PROTOCOL.md "Seek"). Only a running producer answers a seek:
+ * batch is released first (PROTOCOL.md "Seek"). SHML_ERANGE, with nothing changed, when
+ * the position lies beyond the run: epoch >= shml_info.epochs (unless endless) or
+ * step > steps_per_epoch (step == steps_per_epoch is the epoch's end). Only a running producer answers a seek:
  * a seek issued after the producer finished is reported as SHML_ESEEK, never as a silent
  * end of stream (shml_next returns SHML_ESEEK where it would have returned SHML_EEOS). */
 int shml_seek(shml_consumer *c, uint64_t epoch, uint64_t step);
-/* shml_seek to step of an epoch started at global batch base (<= elastic_limit): where
- * a position saved under another world size continues (producer/plan/doc.go). */
+/* shml_seek to step of an epoch started at global batch base (<= elastic_limit, else
+ * SHML_ERANGE): where a position saved under another world size continues
+ * (producer/plan/doc.go). */
 int shml_seek_base(shml_consumer *c, uint64_t epoch, uint64_t step, uint64_t base);
 
 /* Release everything, drop the consumer lock, unmap. c is freed; NULL is allowed. */
 int shml_detach(shml_consumer *c);
 
 int shml_info_get(const shml_consumer *c, shml_info *out);
+/* This handle's counters (shml_stats). The ring's header also carries them for observers
+ * (`shmloader status`, metrics), summed over every consumer the ring has had. */
+int shml_stats_get(const shml_consumer *c, shml_stats *out);
 /* Number of batches currently held. */
 uint32_t shml_held(const shml_consumer *c);
 /* errno of the last SHML_ESYS from this handle (0 if none). */

@@ -124,7 +124,8 @@ func Run(ctx context.Context, cfg *config.Config, opt Options) ([]Result, error)
 	for r := range specs {
 		specs[r] = ring.Spec{Job: cfg.Job, Rank: r, Ranks: cfg.Ranks, SlotCount: cfg.RingDepth,
 			BatchCapacity: int(min(int64(cfg.BatchSize), s.plan.Rows())), Tensors: s.src.tensors, ConfigHash: hash,
-			Nodes: cfg.Node.Count, NodeRank: cfg.Node.Rank, ElasticLimit: s.plan.ElasticLimit()}
+			Nodes: cfg.Node.Count, NodeRank: cfg.Node.Rank, ElasticLimit: s.plan.ElasticLimit(),
+			StepsPerEpoch: s.plan.Steps(r), Epochs: cfg.Epochs, GlobalBatches: s.plan.GlobalBatches()}
 	}
 	job, prods, err := ring.CreateRings(opt.Dir, specs)
 	if err != nil {

@@ -68,7 +68,7 @@ func (c Config) Spec(rank int) ring.Spec {
 		tensors = tensors[3:]
 	}
 	return ring.Spec{Job: c.Job, Rank: rank, Ranks: c.Ranks, SlotCount: c.Depth, BatchCapacity: c.Rows,
-		Tensors: tensors}
+		Tensors: tensors, StepsPerEpoch: c.Batches, Epochs: c.Epochs, GlobalBatches: c.Batches * uint64(c.Ranks)}
 }
 
 // Run serves the stream until every rank has published its epochs and its consumer has

@@ -27,6 +27,8 @@ SHML_API const char *shml_strerror(int err) {
   case SHML_ESEEK:
     return "seek not answered: the producer finished its stream before it saw the request";
   case SHML_ERANK: return "no such rank: the job's live producer serves fewer ranks";
+  case SHML_ERANGE:
+    return "seek beyond the run: epoch past the run's epochs, or step past the epoch's steps";
   default: return "unknown shmloader error";
   }
 }
@@ -52,6 +54,7 @@ SHML_API const char *shml_errname(int err) {
   case SHML_ESYS: return "SHML_ESYS";
   case SHML_ESEEK: return "SHML_ESEEK";
   case SHML_ERANK: return "SHML_ERANK";
+  case SHML_ERANGE: return "SHML_ERANGE";
   default: return "SHML_UNKNOWN";
   }
 }

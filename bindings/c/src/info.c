@@ -16,6 +16,15 @@ SHML_API int shml_info_get(const shml_consumer *c, shml_info *out) {
   out->nodes = c->g.nodes;
   out->node_rank = c->g.node_rank;
   out->elastic_limit = c->g.elastic_limit;
+  out->steps_per_epoch = c->g.steps_per_epoch;
+  out->epochs = c->g.epochs;
+  out->global_batches = c->g.global_batches;
+  return SHML_OK;
+}
+
+SHML_API int shml_stats_get(const shml_consumer *c, shml_stats *out) {
+  if (c == NULL || out == NULL) return SHML_EINVAL;
+  *out = c->stats;
   return SHML_OK;
 }
 

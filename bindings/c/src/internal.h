@@ -34,6 +34,9 @@ struct shml__geom {
   uint64_t producer_start;
   uint64_t config_hash;
   uint64_t elastic_limit;
+  uint64_t steps_per_epoch;
+  uint64_t epochs;
+  uint64_t global_batches;
   uint32_t nodes;
   uint32_t node_rank;
   uint32_t header_size;
@@ -61,6 +64,7 @@ struct shml_consumer {
   int err;                /* errno of the last SHML_ESYS */
   int64_t live_checked_ns;
   int64_t spin_ns;        /* busy-poll this long before sleeping ($SHMLOADER_SPIN_US) */
+  shml_stats stats;       /* this handle's counters since attach */
   shml_tensor *tensors;   /* slot_count x schema_count descriptors */
 };
 

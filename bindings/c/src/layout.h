@@ -1,5 +1,5 @@
 /*
- * layout.h - the shared-memory structures of ring/PROTOCOL.md, version 1.
+ * layout.h - the shared-memory structures of ring/PROTOCOL.md, version 3.
  *
  * Every field is naturally aligned, so the structs need no packing attribute; the
  * asserts below pin every offset and size to the protocol (and tests/test_layout.c pins
@@ -38,7 +38,7 @@
 struct shml__header {
   /* line 0: identity, written before version and never changed after */
   char magic[8];              /* P "SHMLRING" */
-  uint32_t version;           /* P atomic [HDR]: 1 stored last with release */
+  uint32_t version;           /* P atomic [HDR]: 3 stored last with release */
   uint32_t header_size;       /* P offset of slot 0 */
   uint64_t total_size;        /* P file size */
   uint64_t slot_size;         /* P bytes per slot */
@@ -58,12 +58,20 @@ struct shml__header {
   uint32_t head_bell;         /* P atomic futex word */
   uint32_t state;             /* P atomic [STATE] */
   uint64_t seek_ack;          /* P atomic, diagnostics */
-  uint8_t pad1[104];
+  uint64_t prod_wait_ns;      /* P atomic counter: producer waited for a free slot */
+  uint64_t rows_out;          /* P atomic counter: rows published */
+  uint64_t pub_epoch;         /* P atomic counter: epoch of the last batch published */
+  uint64_t pub_step;          /* P atomic counter: step after it */
+  uint8_t pad1[72];
   /* line 2: consumer hot line */
   uint64_t tail;              /* C atomic [REL]: slots released */
   uint32_t tail_bell;         /* C atomic futex word */
   int32_t consumer_pid;       /* C atomic */
-  uint8_t pad2[112];
+  uint64_t cons_wait_ns;      /* C atomic counter: consumers waited in next */
+  uint64_t cons_rows;         /* C atomic counter: rows of the batches taken */
+  uint64_t cons_epoch;        /* C atomic counter: epoch of the last batch taken */
+  uint64_t cons_step;         /* C atomic counter: step after it */
+  uint8_t pad2[80];
   /* line 3: control */
   uint32_t cons_waiting;      /* C atomic */
   uint32_t prod_waiting;      /* P atomic */
@@ -74,7 +82,10 @@ struct shml__header {
   uint32_t nodes;             /* P identity: hosts of the job, >= 1 */
   uint32_t node_rank;         /* P identity: < nodes */
   uint64_t elastic_limit;     /* P identity: latest global batch an epoch may start at */
-  uint8_t reserved[72];
+  uint64_t steps_per_epoch;   /* P identity: this rank's steps of an epoch started at 0 */
+  uint64_t epochs;            /* P identity: epochs the run serves, 0 endless */
+  uint64_t global_batches;    /* P identity: global batches per epoch, whole job */
+  uint8_t reserved[48];
 };
 
 struct shml__tensor_entry {
@@ -122,9 +133,17 @@ SHML__AT(shml__header, head, 128);
 SHML__AT(shml__header, head_bell, 136);
 SHML__AT(shml__header, state, 140);
 SHML__AT(shml__header, seek_ack, 144);
+SHML__AT(shml__header, prod_wait_ns, 152);
+SHML__AT(shml__header, rows_out, 160);
+SHML__AT(shml__header, pub_epoch, 168);
+SHML__AT(shml__header, pub_step, 176);
 SHML__AT(shml__header, tail, 256);
 SHML__AT(shml__header, tail_bell, 264);
 SHML__AT(shml__header, consumer_pid, 268);
+SHML__AT(shml__header, cons_wait_ns, 272);
+SHML__AT(shml__header, cons_rows, 280);
+SHML__AT(shml__header, cons_epoch, 288);
+SHML__AT(shml__header, cons_step, 296);
 SHML__AT(shml__header, cons_waiting, 384);
 SHML__AT(shml__header, prod_waiting, 388);
 SHML__AT(shml__header, seek_seq, 392);
@@ -134,7 +153,10 @@ SHML__AT(shml__header, seek_base, 416);
 SHML__AT(shml__header, nodes, 424);
 SHML__AT(shml__header, node_rank, 428);
 SHML__AT(shml__header, elastic_limit, 432);
-SHML__AT(shml__header, reserved, 440);
+SHML__AT(shml__header, steps_per_epoch, 440);
+SHML__AT(shml__header, epochs, 448);
+SHML__AT(shml__header, global_batches, 456);
+SHML__AT(shml__header, reserved, 464);
 _Static_assert(sizeof(struct shml__header) == SHML__HEADER_BYTES, "header size");
 
 SHML__AT(shml__tensor_entry, name, 0);

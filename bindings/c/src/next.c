@@ -99,7 +99,23 @@ static int take(shml_consumer *c, shml_batch *out) {
   c->held[s.seq % c->g.slot_count] = 1;
   c->nheld++;
   fill(c, &s, out);
+  c->stats.batches++;
+  c->stats.rows += s.rows;
+  /* Observer counters (PROTOCOL.md): atomic for status readers, ordered by nothing. */
+  __atomic_fetch_add(&c->hdr->cons_rows, (uint64_t)s.rows, __ATOMIC_RELAXED);
+  __atomic_store_n(&c->hdr->cons_epoch, s.epoch, __ATOMIC_RELAXED);
+  __atomic_store_n(&c->hdr->cons_step, s.step + 1, __ATOMIC_RELAXED);
   return SHML_OK;
+}
+
+/* Add the time since waited_from (0: no wait) to the wait counters; returns rc. */
+static int waited(shml_consumer *c, int64_t waited_from, int rc) {
+  if (waited_from == 0) return rc;
+  int64_t ns = shml__now_ns() - waited_from;
+  if (ns <= 0) return rc;
+  c->stats.wait_ns += (uint64_t)ns;
+  __atomic_fetch_add(&c->hdr->cons_wait_ns, (uint64_t)ns, __ATOMIC_RELAXED);
+  return rc;
 }
 
 SHML_API int shml_next(shml_consumer *c, int timeout_ms, shml_batch *out) {
@@ -108,29 +124,32 @@ SHML_API int shml_next(shml_consumer *c, int timeout_ms, shml_batch *out) {
   if (c->eos) return end_of_stream(c);
   struct shml__header *h = c->hdr;
   int64_t deadline = shml__deadline(timeout_ms);
+  int64_t waited_from = 0; /* when this call first found nothing to take */
   for (;;) {
     /* The oldest held slot is slot_count behind the cursor: the ring is full of slots
      * we have not handed back, so the producer cannot publish until that one is. */
-    if (c->cursor - c->tail >= c->g.slot_count) return SHML_EHELD;
+    if (c->cursor - c->tail >= c->g.slot_count) return waited(c, waited_from, SHML_EHELD);
     uint64_t head = __atomic_load_n(&h->head, __ATOMIC_ACQUIRE); /* [PUB] acquire */
-    if (head < c->cursor || head - c->tail > c->g.slot_count) return SHML_ECORRUPT;
+    if (head < c->cursor || head - c->tail > c->g.slot_count)
+      return waited(c, waited_from, SHML_ECORRUPT);
     if (c->cursor < head) {
       /* A skipped END_OF_STREAM marker of an older generation ends nothing here: the
        * producer never answered our seek, and the state check below says so. */
       int rc = take(c, out);
       if (rc == SKIPPED) continue;
-      return rc;
+      return waited(c, waited_from, rc);
     }
     uint32_t state = __atomic_load_n(&h->state, __ATOMIC_ACQUIRE); /* [STATE] acquire */
     if (state >= SHML__FINISHED) {
       /* Everything published before the state store is visible now: drain it first. */
       if (__atomic_load_n(&h->head, __ATOMIC_ACQUIRE) != c->cursor) continue; /* [PUB] */
-      if (state == SHML__FINISHED) return end_of_stream(c);
-      if (state == SHML__STOPPED) return SHML_EGONE;
-      return SHML_ECORRUPT;
+      if (state == SHML__FINISHED) return waited(c, waited_from, end_of_stream(c));
+      if (state == SHML__STOPPED) return waited(c, waited_from, SHML_EGONE);
+      return waited(c, waited_from, SHML_ECORRUPT);
     }
+    if (waited_from == 0) waited_from = shml__now_ns();
     int rc = shml__wait_head(c, deadline);
-    if (rc != SHML_OK) return rc;
+    if (rc != SHML_OK) return waited(c, waited_from, rc);
   }
 }
 
@@ -150,7 +169,12 @@ SHML_API int shml_seek(shml_consumer *c, uint64_t epoch, uint64_t step) {
 }
 
 SHML_API int shml_seek_base(shml_consumer *c, uint64_t epoch, uint64_t step, uint64_t base) {
-  if (c == NULL || base > c->g.elastic_limit) return SHML_EINVAL;
+  if (c == NULL) return SHML_EINVAL;
+  /* Beyond the run. An epoch resumed at a later base has no more steps than one
+   * started at 0, so steps_per_epoch bounds every step. */
+  if (base > c->g.elastic_limit || (c->g.epochs != 0 && epoch >= c->g.epochs) ||
+      step > c->g.steps_per_epoch)
+    return SHML_ERANGE;
   struct shml__header *h = c->hdr;
   /* A held slot would pin tail; on a full ring of slots published before the request
    * the producer could then never publish the answer. */

@@ -139,6 +139,9 @@ int shml__validate(const void *base, size_t len, const char *job, int rank,
   h.nodes = sh->nodes;
   h.node_rank = sh->node_rank;
   h.elastic_limit = sh->elastic_limit;
+  h.steps_per_epoch = sh->steps_per_epoch;
+  h.epochs = sh->epochs;
+  h.global_batches = sh->global_batches;
   if (memcmp(h.magic, SHML__MAGIC, sizeof h.magic) != 0) {
     /* A header still being written may not have its magic yet. */
     if (version == 0 && all_zero(h.magic, sizeof h.magic)) return SHML__NOTREADY;
@@ -165,6 +168,9 @@ int shml__validate(const void *base, size_t len, const char *job, int rank,
   out->nodes = h.nodes;
   out->node_rank = h.node_rank;
   out->elastic_limit = h.elastic_limit;
+  out->steps_per_epoch = h.steps_per_epoch;
+  out->epochs = h.epochs;
+  out->global_batches = h.global_batches;
   out->batch_capacity = h.batch_capacity;
   out->producer_pid = h.producer_pid;
 

@@ -34,7 +34,8 @@ int fp_layout(const struct fp_plan *pl, struct img_tensor tensors[FP_NT], struct
       {"x", SHML_FLOAT32, 2, {2, 3}},
   };
   memcpy(tensors, std, sizeof std);
-  *spec = (struct img_spec){pl->job, pl->rank, pl->ranks, pl->depth, pl->rows, FP_NT, tensors};
+  *spec = (struct img_spec){pl->job,  pl->rank, pl->ranks, pl->depth, pl->rows, FP_NT, tensors,
+                            pl->ranged ? pl->batches : 0, pl->ranged ? pl->epochs : 0};
   return img_plan(spec, plan);
 }
 

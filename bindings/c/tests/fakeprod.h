@@ -27,6 +27,7 @@ struct fp_plan {
   uint64_t row_bytes;  /* payload bytes per row, >= 1 */
   uint64_t batches;    /* per epoch */
   uint64_t epochs;     /* 0: endless */
+  int ranged;          /* the header names batches and epochs (seek range checks) */
   int var_rows;        /* rows of step s: 1 + s % rows, instead of rows */
   int eos;             /* finish with END_OF_STREAM and state 2 */
   uint32_t end_state;  /* without eos: state stored at the end (0: none) */

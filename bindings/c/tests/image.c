@@ -45,7 +45,11 @@ void img_write(void *base, const struct img_spec *s, const struct img_plan *p) {
   h->ranks = s->ranks;
   h->nodes = 1;
   h->node_rank = 0;
-  h->elastic_limit = UINT64_MAX;
+  /* Without a run (steps_per_epoch 0) the tests seek anywhere. */
+  h->global_batches = s->steps_per_epoch * s->ranks;
+  h->elastic_limit = s->steps_per_epoch ? h->global_batches : UINT64_MAX;
+  h->steps_per_epoch = s->steps_per_epoch ? s->steps_per_epoch : UINT64_MAX;
+  h->epochs = s->epochs;
   h->producer_pid = (int32_t)getpid();
   h->producer_start = 12345;
   h->batch_capacity = s->batch_capacity;

@@ -23,6 +23,8 @@ struct img_spec {
   uint32_t batch_capacity;
   uint32_t ntensors;
   const struct img_tensor *tensors;
+  uint64_t steps_per_epoch; /* 0: no range (UINT64_MAX in the header) */
+  uint64_t epochs;          /* 0: endless */
 };
 
 struct img_plan {

@@ -223,6 +223,60 @@ static void test_seek(struct ctx *x) {
   rt_stop(pid);
 }
 
+/* A ring that names its run: shml_info reports it, a seek beyond it is SHML_ERANGE and
+ * changes nothing, and the handle's counters and the header's observer counters count
+ * what was taken and waited for. */
+static void test_range_and_stats(struct ctx *x) {
+  struct check *t = &x->t;
+  shml_consumer *c;
+  shml_batch b;
+  struct fp_plan pl = rt_plan(x, "ranged");
+  pl.batches = 6;
+  pl.epochs = 2;
+  pl.ranged = 1;
+  pl.interval_us = 20000; /* the consumer waits for every batch */
+  pid_t pid = rt_spawn(&pl, 0);
+  if (rt_attach(x, "ranged", 5000, &c) != SHML_OK) {
+    CHECK(t, 0, "attach");
+    return rt_stop(pid);
+  }
+  shml_info info;
+  CHECK_RC(t, shml_info_get(c, &info), SHML_OK, "info");
+  CHECK(t, info.steps_per_epoch == 6 && info.epochs == 2 &&
+               info.global_batches == 6 * pl.ranks,
+        "info: 6 steps per epoch, 2 epochs, %llu global batches",
+        (unsigned long long)info.global_batches);
+  struct shml__header *h = rt_hdr(c);
+  CHECK_RC(t, shml_seek(c, 2, 0), SHML_ERANGE, "seek to epoch 2 of 2: SHML_ERANGE");
+  CHECK_RC(t, shml_seek(c, 0, 7), SHML_ERANGE, "seek to step 7 of 6: SHML_ERANGE");
+  CHECK(t, shml_seek_base(c, 0, 0, info.elastic_limit + 1) == SHML_ERANGE,
+        "base past elastic_limit %llu: SHML_ERANGE", (unsigned long long)info.elastic_limit);
+  CHECK(t, h->seek_seq == 0, "refused seeks wrote nothing");
+  shml_stats st;
+  CHECK_RC(t, shml_stats_get(c, &st), SHML_OK, "stats");
+  CHECK(t, st.batches == 0 && st.rows == 0, "stats start at 0");
+  uint64_t rows = 0;
+  for (int i = 0; i < 3; i++) {
+    CHECK(t, shml_next(c, 5000, &b) == SHML_OK && b.step == (uint64_t)i, "batch (0, %d)", i);
+    rows += b.rows;
+    shml_release(c, &b);
+  }
+  CHECK_RC(t, shml_stats_get(c, &st), SHML_OK, "stats");
+  CHECK(t, st.batches == 3 && st.rows == rows,
+        "stats: 3 batches, %llu rows", (unsigned long long)rows);
+  CHECK(t, st.wait_ns >= 10 * 1000000ull && st.wait_ns < 5000 * 1000000ull,
+        "stats: waited %.1f ms for a producer publishing every 20 ms", st.wait_ns / 1e6);
+  CHECK(t, __atomic_load_n(&h->cons_rows, __ATOMIC_RELAXED) == rows &&
+               __atomic_load_n(&h->cons_epoch, __ATOMIC_RELAXED) == 0 &&
+               __atomic_load_n(&h->cons_step, __ATOMIC_RELAXED) == 3 &&
+               __atomic_load_n(&h->cons_wait_ns, __ATOMIC_RELAXED) == st.wait_ns,
+        "header counters: rows, position (0, 3), wait as the handle's");
+  CHECK_RC(t, shml_seek(c, 1, 6), SHML_OK, "seek to the end of the last epoch (1, 6)");
+  CHECK_RC(t, shml_next(c, 5000, &b), SHML_EEPOCH, "... gives its end");
+  shml_detach(c);
+  rt_stop(pid);
+}
+
 /* Publishes (0, step) with data, from the producer in this process. */
 static void publish_step(struct fp *p, uint64_t step) {
   fp_fill(p, 0, step, fp_rows(p->pl, step));
@@ -411,6 +465,7 @@ int main(void) {
   test_order(&x);
   test_release(&x);
   test_seek(&x);
+  test_range_and_stats(&x);
   test_seek_unanswered(&x);
   test_busy(&x);
   test_stress(&x);

@@ -32,7 +32,7 @@ static const struct img_tensor TENSORS[] = {
 };
 
 static int make_image(struct img *im) {
-  struct img_spec s = {JOB, RANK, 2, 4, 8, 3, TENSORS};
+  struct img_spec s = {JOB, RANK, 2, 4, 8, 3, TENSORS, 0, 0};
   if (img_plan(&s, &im->plan) != 0) return -1;
   im->len = im->plan.total_size;
   im->buf = calloc(1, im->len);
@@ -60,8 +60,8 @@ static struct shml__tensor_entry *E(uint8_t *b, int i) {
 }
 
 static void bad_magic(uint8_t *b) { b[3] = 'X'; }
-static void version1(uint8_t *b) { H(b)->version = 1; }
-static void version3(uint8_t *b) { H(b)->version = 3; }
+static void version2(uint8_t *b) { H(b)->version = 2; }
+static void version4(uint8_t *b) { H(b)->version = 4; }
 static void nodes0(uint8_t *b) { H(b)->nodes = 0; }
 static void node_rank1(uint8_t *b) { H(b)->node_rank = 1; }
 static void version0(uint8_t *b) { H(b)->version = 0; }
@@ -108,8 +108,8 @@ struct mutation {
 static void targeted(struct check *t, const struct img *im) {
   const struct mutation ms[] = {
       {"bad magic", bad_magic, SHML_EMAGIC},
-      {"version 1 (before nodes and bases)", version1, SHML_EVERSION},
-      {"version 3", version3, SHML_EVERSION},
+      {"version 2 (before steps per epoch and counters)", version2, SHML_EVERSION},
+      {"version 4", version4, SHML_EVERSION},
       {"nodes 0", nodes0, SHML_ESIZE},
       {"node_rank not below nodes", node_rank1, SHML_ESIZE},
       {"version 0 (being written)", version0, SHML__NOTREADY},
@@ -323,9 +323,9 @@ static void files(struct check *t, const struct img *im) {
   write_seg(&d, im, bad_magic, 0600);
   lock_seg(&d);
   CHECK_RC(t, attach_rc(&d, JOB, RANK, 100), SHML_EMAGIC, "bad magic file");
-  write_seg(&d, im, version1, 0600);
+  write_seg(&d, im, version2, 0600);
   lock_seg(&d);
-  CHECK_RC(t, attach_rc(&d, JOB, RANK, 100), SHML_EVERSION, "version 1 file (an older producer)");
+  CHECK_RC(t, attach_rc(&d, JOB, RANK, 100), SHML_EVERSION, "version 2 file (an older producer)");
   write_seg(&d, im, wrong_job, 0600);
   lock_seg(&d);
   CHECK_RC(t, attach_rc(&d, JOB, RANK, 100), SHML_ECORRUPT, "file of another job");
@@ -385,7 +385,7 @@ static void files(struct check *t, const struct img *im) {
 
 static void misc(struct check *t) {
   int named = 1;
-  for (int e = SHML_OK; e >= SHML_ERANK; e--) {
+  for (int e = SHML_OK; e >= SHML_ERANGE; e--) {
     if (strcmp(shml_strerror(e), shml_strerror(-99)) == 0 ||
         strcmp(shml_errname(e), "SHML_UNKNOWN") == 0)
       named = 0;
@@ -397,8 +397,9 @@ static void misc(struct check *t) {
   CHECK(t, named, "every error code has its own text and name");
   CHECK(t, strcmp(shml_errname(SHML_ESEEK), "SHML_ESEEK") == 0 && SHML_ESEEK == -17 &&
                strcmp(shml_errname(SHML_ERANK), "SHML_ERANK") == 0 && SHML_ERANK == -18 &&
-               strcmp(shml_strerror(-19), shml_strerror(-99)) == 0,
-        "SHML_ESEEK is -17, SHML_ERANK -18, both named; -19 is unknown");
+               strcmp(shml_errname(SHML_ERANGE), "SHML_ERANGE") == 0 && SHML_ERANGE == -19 &&
+               strcmp(shml_strerror(-20), shml_strerror(-99)) == 0,
+        "SHML_ESEEK is -17, SHML_ERANK -18, SHML_ERANGE -19, all named; -20 is unknown");
   size_t sizes[] = {0, 1, 1, 1, 2, 2, 4, 4, 8, 8, 2, 2, 4, 8, 0};
   int ok = 1;
   for (int d = 0; d <= 14; d++)

@@ -39,6 +39,7 @@ from .errors import (
     LibraryNotFound,
     LoaderClosed,
     NoSuchRank,
+    OutOfRange,
     OutOfMemory,
     PermissionDenied,
     ProducerGone,
@@ -49,7 +50,7 @@ from .errors import (
     TooManyHeld,
     VersionMismatch,
 )
-from .loader import Batch, Loader, RingInfo, attach
+from .loader import Batch, EpochIterator, Loader, LoaderStats, RingInfo, attach
 
 __version__ = "0.1.0"
 
@@ -60,8 +61,11 @@ __all__ = [
     "InvalidArgument",
     "LibraryNotFound",
     "Loader",
+    "LoaderStats",
+    "EpochIterator",
     "LoaderClosed",
     "NoSuchRank",
+    "OutOfRange",
     "OutOfMemory",
     "PermissionDenied",
     "ProducerGone",

@@ -21,8 +21,8 @@ from .errors import LibraryNotFound
 LIB_NAME = "libshmloader.so"
 
 # Mirrors of the #defines and enums in shmloader.h.
-ABI_VERSION = 2
-PROTOCOL_VERSION = 1
+ABI_VERSION = 3
+PROTOCOL_VERSION = 3
 MAX_DIMS = 5
 
 OK = 0
@@ -44,6 +44,7 @@ ENOMEM = -15
 ESYS = -16
 ESEEK = -17
 ERANK = -18
+ERANGE = -19
 
 # dtype code -> (protocol name, numpy typestr). numpy has no bfloat16: it is exposed as
 # little-endian uint16 holding the raw bits.
@@ -108,6 +109,19 @@ class InfoDesc(ctypes.Structure):
         ("nodes", ctypes.c_uint32),
         ("node_rank", ctypes.c_uint32),
         ("elastic_limit", ctypes.c_uint64),
+        ("steps_per_epoch", ctypes.c_uint64),
+        ("epochs", ctypes.c_uint64),
+        ("global_batches", ctypes.c_uint64),
+    ]
+
+
+class StatsDesc(ctypes.Structure):
+    """shml_stats."""
+
+    _fields_ = [
+        ("batches", ctypes.c_uint64),
+        ("rows", ctypes.c_uint64),
+        ("wait_ns", ctypes.c_uint64),
     ]
 
 
@@ -138,6 +152,7 @@ _SIGNATURES: dict[str, tuple[object, list[object]]] = {
     ),
     "shml_detach": (ctypes.c_int, [_c_consumer_p]),
     "shml_info_get": (ctypes.c_int, [_c_consumer_p, ctypes.POINTER(InfoDesc)]),
+    "shml_stats_get": (ctypes.c_int, [_c_consumer_p, ctypes.POINTER(StatsDesc)]),
     "shml_held": (ctypes.c_uint32, [_c_consumer_p]),
     "shml_errno": (ctypes.c_int, [_c_consumer_p]),
     "shml_strerror": (ctypes.c_char_p, [ctypes.c_int]),

@@ -22,6 +22,7 @@ OutOfMemory                 SHML_ENOMEM
 SystemCallError             SHML_ESYS (``.errno`` is set)
 SeekUnanswered              SHML_ESEEK
 NoSuchRank                  SHML_ERANK (an InvalidArgument)
+OutOfRange                  SHML_ERANGE (an InvalidArgument): a seek beyond the run
 EndOfEpoch, EndOfStream     SHML_EEPOCH, SHML_EEOS: internal; the loader turns them into
                             the end of an iteration or a ``None`` from ``next()``
 LoaderClosed                (none) a closed loader was used
@@ -52,6 +53,7 @@ CODE_NAMES: dict[int, str] = {
     -16: "SHML_ESYS",
     -17: "SHML_ESEEK",
     -18: "SHML_ERANK",
+    -19: "SHML_ERANGE",
 }
 
 
@@ -133,6 +135,11 @@ class NoSuchRank(InvalidArgument):
     world size and the producer's ``ranks`` disagree. Raised at once, not at the timeout."""
 
 
+class OutOfRange(InvalidArgument, IndexError):
+    """A seek (or ``load_state_dict``) beyond the run: an epoch past the producer's
+    ``epochs``, or a step past the epoch's steps. The message gives the valid range."""
+
+
 class PermissionDenied(ShmloaderError, PermissionError):
     """The segment is not a mode-0600 regular file owned by this user."""
 
@@ -172,6 +179,7 @@ _CLASSES: dict[int, type[ShmloaderError]] = {
     -16: SystemCallError,
     -17: SeekUnanswered,
     -18: NoSuchRank,
+    -19: OutOfRange,
 }
 
 

@@ -20,7 +20,7 @@ from numpy.typing import NDArray
 
 from . import _lib
 from ._ring import Lease, Ring, View
-from .errors import Corrupt, InvalidArgument, LoaderClosed, ShmloaderError, error_for
+from .errors import Corrupt, InvalidArgument, LoaderClosed, OutOfRange, ShmloaderError, error_for
 
 # Longest single wait inside the C library. Longer waits are made of such slices, so that
 # Ctrl-C is handled promptly and other threads can release batches meanwhile.
@@ -97,11 +97,41 @@ class RingInfo:
     node_rank: int = 0
     elastic_limit: int = 0
     """The latest global batch an epoch may start at (a resume under another world size)."""
+    steps_per_epoch: int = 0
+    """Batches this rank receives in an epoch (``len(loader)``). With ``drop_last: true``
+    (the default) every rank of the job receives the same number."""
+    epochs: int = 0
+    """Epochs the producer serves; 0: endless."""
+    global_batches: int = 0
+    """Batches of an epoch over the whole job (every rank of every node)."""
 
     @property
     def world(self) -> int:
         """Trainers of the job: ranks per node times nodes."""
         return self.ranks * self.nodes
+
+
+@dataclass(frozen=True)
+class LoaderStats:
+    """What a loader took and how long its trainer waited for it (:meth:`Loader.stats`)."""
+
+    batches: int
+    rows: int
+    wait_s: float
+    """Seconds spent inside :meth:`Loader.next` (and iteration) waiting for a batch."""
+    elapsed_s: float
+    """Seconds since the loader was attached (or since the last ``stats(reset=True)``)."""
+
+    @property
+    def stall(self) -> float:
+        """The data stall: the share of the elapsed time the trainer waited for data
+        (0.0 .. 1.0). Near 0, the loader keeps up; near 1, the trainer starves."""
+        return min(1.0, self.wait_s / self.elapsed_s) if self.elapsed_s > 0 else 0.0
+
+    @property
+    def rows_per_s(self) -> float:
+        """Rows taken per second of elapsed time."""
+        return self.rows / self.elapsed_s if self.elapsed_s > 0 else 0.0
 
 
 class Batch(Mapping[str, NDArray[Any]]):
@@ -203,6 +233,32 @@ class Batch(Mapping[str, NDArray[Any]]):
         )
 
 
+class EpochIterator(Iterator[Batch]):
+    """The batches of one epoch (:meth:`Loader.epoch`); ``len()`` is how many are left
+    when the iteration started, for progress bars."""
+
+    __slots__ = ("_it", "_len")
+
+    def __init__(self, it: Iterator[Batch], length: int) -> None:
+        self._it = it
+        self._len = length
+
+    def __next__(self) -> Batch:
+        return next(self._it)
+
+    def __iter__(self) -> EpochIterator:
+        return self
+
+    def __len__(self) -> int:
+        return self._len
+
+    def close(self) -> None:
+        """Stop early, releasing the batch the iteration holds."""
+        close = getattr(self._it, "close", None)
+        if close is not None:
+            close()
+
+
 class Loader:
     """A consumer attached to one rank's ring. Create it with :func:`shmloader.attach`.
 
@@ -239,6 +295,8 @@ class Loader:
         self._position: tuple[int, int] | None = None
         self._base = 0  # global batch at which the position's epoch started
         self._ended = False
+        self._stats_t0 = time.monotonic()
+        self._stats_c0 = _lib.StatsDesc()
         self.job = ring.job
         self.rank = ring.rank
         self.dir = dir
@@ -408,11 +466,45 @@ class Loader:
             if previous is not None and not self.closed:
                 previous.release()
 
-    def epoch(self) -> Iterator[Batch]:
+    def epoch(self) -> EpochIterator:
         """Iterate over the rest of the current epoch; stops at its end (or at the end of
         the stream). Call again for the next epoch. Each batch is released when the loop
-        advances or ends: copy what you need to keep."""
-        return self._iterate(whole_stream=False)
+        advances or ends: copy what you need to keep.
+
+        ``len()`` of the iterator is the number of batches left in the epoch (from the
+        loader's position when it is known, else :attr:`RingInfo.steps_per_epoch`), so a
+        progress bar shows a total: ``tqdm(loader.epoch())``."""
+        left = self._info.steps_per_epoch
+        if self._position is not None and self._base == 0:
+            left = max(0, left - self._position[1])
+        return EpochIterator(self._iterate(whole_stream=False), left)
+
+    def __len__(self) -> int:
+        """Batches this rank receives per epoch (:attr:`RingInfo.steps_per_epoch`)."""
+        return self._info.steps_per_epoch
+
+    def stats(self, reset: bool = False) -> LoaderStats:
+        """Batches and rows taken, and the time this trainer waited for them, since
+        attach (or the last ``stats(reset=True)``). ``.stall`` is the data stall: the
+        share of the time the trainer spent waiting for data. ``reset=True`` starts a
+        new period after reading this one (e.g. once per epoch)."""
+        ring = self._live("stats")
+        now = _lib.StatsDesc()
+        with ring.lock:
+            rc = _lib.lib().shml_stats_get(ring.handle, ctypes.byref(now))
+            if rc != _lib.OK:
+                raise ring.error(rc, "stats")
+        t = time.monotonic()
+        c0 = self._stats_c0
+        out = LoaderStats(
+            batches=int(now.batches - c0.batches),
+            rows=int(now.rows - c0.rows),
+            wait_s=(now.wait_ns - c0.wait_ns) / 1e9,
+            elapsed_s=t - self._stats_t0,
+        )
+        if reset:
+            self._stats_t0, self._stats_c0 = t, now
+        return out
 
     def __iter__(self) -> Iterator[Batch]:
         """Iterate over every batch of every epoch until the end of the stream."""
@@ -446,13 +538,7 @@ class Loader:
             )
         epoch, step, base = e, s, b
         ring = self._live("seek")
-        if base > self._info.elastic_limit:
-            raise InvalidArgument(
-                f"seek: no epoch starts at global batch {base}: the last one an epoch may "
-                f"start at is {self._info.elastic_limit}",
-                job=self.job,
-                rank=self.rank,
-            )
+        self._check_range("seek", epoch, step, base)
         with ring.lock:
             ring.release_all()
             ring.dropped.clear()
@@ -462,6 +548,26 @@ class Loader:
         self._position = (epoch, step)
         self._base = base
         self._ended = False
+
+    def _check_range(self, op: str, epoch: int, step: int, base: int) -> None:
+        """OutOfRange, naming the valid range, for a position beyond the run."""
+        info = self._info
+        problem = ""
+        if info.epochs and epoch >= info.epochs:
+            problem = f"epoch {epoch} is past the run: the producer serves epochs 0..{info.epochs - 1}"
+        elif base > info.elastic_limit:
+            problem = (
+                f"no epoch starts at global batch {base}: the last one an epoch may start at "
+                f"is {info.elastic_limit}"
+            )
+        elif step > info.steps_per_epoch:
+            problem = (
+                f"step {step} is past the epoch: rank {self.rank} has steps "
+                f"0..{info.steps_per_epoch - 1} per epoch (step {info.steps_per_epoch} is "
+                "the epoch's end)"
+            )
+        if problem:
+            raise OutOfRange(f"{op}: {problem}", code=_lib.ERANGE, job=self.job, rank=self.rank)
 
     def state_dict(self) -> dict[str, Any]:
         """Where this consumer stands: ``{"job", "rank", "epoch", "step", "world",
@@ -554,6 +660,11 @@ class Loader:
                     rank=self.rank,
                 )
             base, step = (0, g // here) if g % here == 0 else (g, 0)
+        elif step == self._info.steps_per_epoch + 1:
+            # With drop_last: false ranks may differ by one batch per epoch: a state that
+            # another rank saved after its extra last batch is this rank's epoch end.
+            step = self._info.steps_per_epoch
+        self._check_range("load_state_dict", epoch, step, base)
         self.seek(epoch, step, base)
 
     # -- closing -----------------------------------------------------------------------
@@ -674,5 +785,8 @@ def attach(
         nodes=int(c_info.nodes),
         node_rank=int(c_info.node_rank),
         elastic_limit=int(c_info.elastic_limit),
+        steps_per_epoch=int(c_info.steps_per_epoch),
+        epochs=int(c_info.epochs),
+        global_batches=int(c_info.global_batches),
     )
     return Loader(ring, where, info, batch_timeout)

@@ -37,7 +37,7 @@ def forge(job: str, shm_dir: Path, library: None) -> Iterator:
         os.close(fd)
 
 
-def header(magic: bytes = b"SHMLRING", version: int = 2) -> bytes:
+def header(magic: bytes = b"SHMLRING", version: int = 3) -> bytes:
     return (magic + struct.pack("<I", version)).ljust(8192, b"\0")
 
 
@@ -45,8 +45,8 @@ def header(magic: bytes = b"SHMLRING", version: int = 2) -> bytes:
     "data,mode,cls,code_name",
     [
         (header(magic=b"NOTARING"), 0o600, shmloader.Corrupt, "SHML_EMAGIC"),
-        (header(version=1), 0o600, shmloader.VersionMismatch, "SHML_EVERSION"),
-        (header(version=3), 0o600, shmloader.VersionMismatch, "SHML_EVERSION"),
+        (header(version=2), 0o600, shmloader.VersionMismatch, "SHML_EVERSION"),
+        (header(version=4), 0o600, shmloader.VersionMismatch, "SHML_EVERSION"),
         (header(), 0o644, shmloader.PermissionDenied, "SHML_EPERM"),
         (header()[:100], 0o600, shmloader.Corrupt, "SHML_ESIZE"),
     ],
