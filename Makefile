@@ -10,11 +10,14 @@ GOFLAGS_TEST ?= -race -count=1
 PYREQ   := bindings/python/requirements.txt
 BVENV   := $(CURDIR)/.venv-bench
 BPY     := $(BVENV)/bin/python
+TVENV   := $(CURDIR)/.venv-torch
+TPY     := $(TVENV)/bin/python
+TORCHREQ := bindings/python/requirements-torch.txt
 
 export SHMLOADER_BIN := $(BUILD)/bin/shmloader
 export SHMLOADER_LIB := $(BUILD)/lib/libshmloader.so
 
-.PHONY: build go-build c-build venv bench-venv demo test test-go test-c test-python bench bench-report bench-transport bench-producer bench-cachesim fuzz clean distclean
+.PHONY: build go-build c-build venv torch-venv bench-venv demo test test-go test-c test-python test-torch bench bench-report bench-transport bench-producer bench-cachesim fuzz clean distclean
 
 build: go-build c-build
 
@@ -49,7 +52,20 @@ test-c: go-build
 	$(MAKE) -C bindings/c BUILD=$(BUILD) test
 
 test-python: build venv
-	$(PY) -m pytest -q bindings/python/tests
+	$(PY) -m pytest -q bindings/python/tests --ignore=bindings/python/tests/with_torch
+
+# The PyTorch tests (bindings/python/tests/with_torch): a real training loop, DataLoader, DDP
+# under torchrun, zero-copy views, and CUDA pinning and copies where a GPU is present.
+# In their own venv, because torch's wheels (with their CUDA libraries) are large.
+torch-venv: $(TVENV)/.installed
+$(TVENV)/.installed: $(PYREQ) $(TORCHREQ) bindings/python/pyproject.toml
+	python3 -m venv $(TVENV)
+	$(TPY) -m pip install --quiet --disable-pip-version-check -r $(TORCHREQ)
+	$(TPY) -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e bindings/python
+	touch $@
+
+test-torch: build torch-venv
+	$(TPY) -m pytest -q bindings/python/tests/with_torch
 
 # The side-by-side benchmark (bench/peers/run.py): shmloader against Petastorm, the PyTorch
 # DataLoader, raw arrow-go decoding and memcpy on the same work, in its own pinned venv;
@@ -104,4 +120,4 @@ clean:
 	rm -rf $(BUILD) bindings/python/shmloader/libshmloader.so
 
 distclean: clean
-	rm -rf $(VENV) $(BVENV)
+	rm -rf $(VENV) $(BVENV) $(TVENV)

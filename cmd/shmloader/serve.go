@@ -76,6 +76,10 @@ func runServe(args []string) error {
 	if err != nil {
 		return err
 	}
+	notes, err := applyLauncherEnv(cfg, overrides, os.Getenv)
+	if err != nil {
+		return err
+	}
 	for key, v := range overrides {
 		if err := cfg.Set(key, v); err != nil {
 			return fmt.Errorf("flag for %w", err)
@@ -92,6 +96,11 @@ func runServe(args []string) error {
 	opt.Log = os.Stderr
 	if *quiet {
 		opt.Log = nil
+	}
+	for _, n := range notes {
+		if opt.Log != nil {
+			fmt.Fprintf(opt.Log, "serve: %s\n", n)
+		}
 	}
 	if *cpuProfile != "" {
 		stopProfile, err := startProfile(*cpuProfile)

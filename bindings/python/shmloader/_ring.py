@@ -17,7 +17,9 @@ from __future__ import annotations
 import ctypes
 import os
 import threading
+import warnings
 import weakref
+from collections.abc import Callable
 
 from . import _lib
 from .errors import LoaderClosed, ShmloaderError, error_for
@@ -36,10 +38,15 @@ def _after_fork_in_child() -> None:
 os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
-def _detach(handle: int, pid: int) -> None:
+def _detach(handle: int, pid: int, before: list[Callable[[], None]]) -> None:
     # After a fork the child's copy must not detach: that would release the parent's
     # batches and drop its claim. The child's mapping goes away when it exits.
     if _pid == pid:
+        for hook in reversed(before):
+            try:
+                hook()
+            except Exception as exc:  # a finalizer has no caller to raise to
+                warnings.warn(f"shmloader: before detaching: {exc}", RuntimeWarning, stacklevel=1)
         _lib.lib().shml_detach(handle)
 
 
@@ -61,7 +68,9 @@ class Ring:
         # seqs of batches whose Batch and views are all gone (appended by Lease.__del__,
         # possibly from any thread, so only appended to and popped from).
         self.dropped: list[int] = []
-        finalizer = weakref.finalize(self, _detach, handle, self.pid)
+        # Run, last added first, just before the mapping goes (e.g. cudaHostUnregister).
+        self.before_detach: list[Callable[[], None]] = []
+        finalizer = weakref.finalize(self, _detach, handle, self.pid, self.before_detach)
         finalizer.atexit = False  # at exit the kernel unmaps and drops the locks anyway
 
     def check(self, op: str) -> None:
@@ -126,5 +135,23 @@ class View:
             "data": (ptr, False),  # writable: a consumer may write into batches it holds
             "shape": shape,
             "typestr": typestr,
+            "strides": None,
+        }
+
+
+class RingView:
+    """The whole mapping as one array base (``shmloader.torch`` cuts its views from it).
+    Keeps the ring, not a batch: arrays made from it hold the mapping (and this rank's
+    consumer claim) but no slot."""
+
+    __slots__ = ("__array_interface__", "ring")
+
+    def __init__(self, ring: Ring, ptr: int, size: int) -> None:
+        self.ring = ring
+        self.__array_interface__ = {
+            "version": 3,
+            "data": (ptr, False),
+            "shape": (size,),
+            "typestr": "|u1",
             "strides": None,
         }

@@ -705,9 +705,24 @@ class Loader:
         )
 
 
+def default_rank() -> int:
+    """The local rank of this process under torchrun (and other launchers that follow its
+    conventions): ``$LOCAL_RANK``, else 0. Raises InvalidArgument for a malformed value."""
+    value = os.environ.get("LOCAL_RANK")
+    if value is None or value == "":
+        return 0
+    try:
+        rank = int(value)
+    except ValueError:
+        rank = -1
+    if rank < 0:
+        raise InvalidArgument(f"attach: $LOCAL_RANK is {value!r}, not an integer >= 0")
+    return rank
+
+
 def attach(
     job: str,
-    rank: int = 0,
+    rank: int | None = None,
     *,
     timeout: float | None = 30.0,
     dir: str | os.PathLike[str] | None = None,
@@ -715,6 +730,9 @@ def attach(
 ) -> Loader:
     """Attach to ring ``rank`` of ``job``, waiting up to ``timeout`` seconds (None: no
     limit) for a live producer to serve it.
+
+    ``rank`` is the trainer's local rank on this host (its GPU); when not given it is
+    ``$LOCAL_RANK`` (set by torchrun), else 0.
 
     ``dir`` is where the segments live (default ``$SHMLOADER_SHM_DIR``, else
     ``/dev/shm``). ``batch_timeout`` is the loader's default wait for a batch.
@@ -729,6 +747,8 @@ def attach(
             f"attach: job must be 1-40 characters of [A-Za-z0-9_.-], not starting with "
             f"'.' or '-', not {job!r}"
         )
+    if rank is None:
+        rank = default_rank()
     index = _index(rank, 2**31)
     if index is None:
         raise InvalidArgument(f"attach: rank must be an int >= 0, not {rank!r}", job=job)

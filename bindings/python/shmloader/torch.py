@@ -1,0 +1,513 @@
+"""PyTorch views of shmloader batches: dicts of torch tensors over shared memory.
+
+::
+
+    import shmloader.torch as slt
+
+    with slt.attach(job="train") as loader:              # rank: $LOCAL_RANK under torchrun
+        for batch in loader.epoch():                     # a dict of CPU tensors, no copy
+            loss = model(batch["features"].cuda(non_blocking=True))
+
+    # pinned ring, copies to the GPU on a side stream; the slot is handed back only once
+    # its copy has finished
+    with slt.attach(job="train", device="cuda") as loader:
+        for batch in loader.epoch():                     # a dict of CUDA tensors
+            ...
+
+    # as the dataset of a DataLoader (batch_size=None: batches come whole from serve)
+    dl = torch.utils.data.DataLoader(slt.Dataset("train"), batch_size=None)
+
+What a yielded tensor is:
+
+* **CPU** (``device=None``): a view of the slot, like the numpy arrays of
+  :class:`shmloader.Batch`. It is valid until the iteration moves on (or
+  :meth:`TorchBatch.release`); after that it still points at the slot, which the producer
+  refills. ``.clone()`` what you keep. bfloat16 tensors are ``torch.bfloat16``.
+* **pin=True**: the whole ring is registered with CUDA once, at attach
+  (``cudaHostRegister``; unregistered just before the ring is unmapped), so
+  ``tensor.cuda(non_blocking=True)`` is a DMA straight from shared memory.
+* **device="cuda"** (implies ``pin=True``): the batch is copied to the GPU on a side
+  stream, the current stream waits for the copy (an event), and the slot is released
+  only once that event has completed, never earlier. The tensors are ordinary CUDA
+  tensors owned by the caller.
+
+Every tensor exports DLPack (``__dlpack__``), so JAX, CuPy and others take it without a
+copy (``jax.dlpack.from_dlpack(tensor)``); so do the numpy arrays of a plain
+:class:`shmloader.Batch`.
+
+``shmloader.torch`` needs PyTorch (``pip install torch``); ``import shmloader`` does not.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import deque
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import numpy as np
+
+try:
+    import torch
+    import torch.utils.data
+except ImportError as exc:  # pragma: no cover - depends on the environment
+    raise ImportError(
+        "shmloader.torch needs PyTorch: pip install torch (or 'shmloader[torch]')"
+    ) from exc
+
+from ._ring import RingView
+from .errors import InvalidArgument, LoaderClosed, ShmloaderError
+from .loader import Batch, Loader, LoaderStats, RingInfo, default_rank
+from .loader import attach as _attach_numpy
+
+__all__ = ["CudaUnavailable", "Dataset", "TorchBatch", "TorchLoader", "attach"]
+
+# cudaHostRegisterPortable: the pinning counts for every CUDA context of the process.
+_HOST_REGISTER_PORTABLE = 1
+
+
+class CudaUnavailable(ShmloaderError, RuntimeError):
+    """``pin=True`` or a CUDA ``device`` was asked for, but this torch has no usable CUDA."""
+
+
+def _cuda_check(what: str) -> None:
+    if not torch.cuda.is_available():
+        built = torch.version.cuda
+        why = (
+            "this torch was built without CUDA"
+            if built is None
+            else f"torch (CUDA {built}) sees no GPU (driver, CUDA_VISIBLE_DEVICES)"
+        )
+        raise CudaUnavailable(
+            f"{what} needs CUDA, and {why}; use device=None and pin=False on a CPU-only host"
+        )
+
+
+def _cuda_rc(result: object) -> int:
+    """A cudaError_t from torch's cudart bindings as an int (0: success)."""
+    value = getattr(result, "value", result)
+    return int(value)  # type: ignore[call-overload]
+
+
+def _pin(loader: Loader) -> None:
+    """Register the loader's whole mapping with CUDA once; unregister before unmap."""
+    _cuda_check("pin=True")
+    info = loader.info
+    ring = loader._ring
+    assert ring is not None
+    cudart = torch.cuda.cudart()
+    rc = _cuda_rc(cudart.cudaHostRegister(info.base, info.size, _HOST_REGISTER_PORTABLE))
+    if rc != 0:
+        raise ShmloaderError(
+            f"pin: cudaHostRegister of the ring ({info.size} bytes at {info.base:#x}) failed "
+            f"with CUDA error {rc}; is the memlock limit (ulimit -l) high enough?",
+            job=loader.job,
+            rank=loader.rank,
+        )
+    base = info.base
+
+    def unregister() -> None:
+        _cuda_rc(cudart.cudaHostUnregister(base))
+
+    ring.before_detach.append(unregister)
+
+
+class TorchBatch(dict[str, "torch.Tensor"]):
+    """One batch as ``{name: torch.Tensor}``, with its position (``epoch``, ``step``,
+    ``rows``, ``seq``, ``base``, as on :class:`shmloader.Batch`).
+
+    CPU tensors view the slot while the batch is held (see the module docstring);
+    CUDA tensors (``device=...``) are the caller's copies.
+    """
+
+    __slots__ = ("_batch", "epoch", "step", "rows", "seq", "base")
+
+    def __init__(self, tensors: Mapping[str, torch.Tensor], batch: Batch | None) -> None:
+        super().__init__(tensors)
+        self._batch = batch
+        if batch is not None:
+            self.epoch, self.step, self.rows = batch.epoch, batch.step, batch.rows
+            self.seq, self.base = batch.seq, batch.base
+
+    def release(self) -> None:
+        """Hand the slot back (CPU views). A no-op for a CUDA batch, whose slot goes back
+        by itself once its copy has finished."""
+        if self._batch is not None:
+            self._batch.release()
+
+    def __enter__(self) -> TorchBatch:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.release()
+
+    def __repr__(self) -> str:
+        tensors = " ".join(
+            f"{k}:{str(v.dtype).removeprefix('torch.')}[{','.join(map(str, v.shape))}]"
+            f"@{v.device}"
+            for k, v in self.items()
+        )
+        return (
+            f"<shmloader.torch.TorchBatch epoch={getattr(self, 'epoch', '?')} "
+            f"step={getattr(self, 'step', '?')} {tensors}>"
+        )
+
+
+class _SlotViews:
+    """torch views of the slots, cut once per slot from one array over the whole mapping:
+    a batch then costs one ``narrow`` per tensor (a fresh tensor object, so nothing a
+    trainer does to one batch's tensors carries over to a later batch of the slot)."""
+
+    def __init__(self, loader: Loader) -> None:
+        ring = loader._ring
+        assert ring is not None
+        self._info = loader.info
+        self._whole = np.asarray(RingView(ring, self._info.base, self._info.size))
+        self._slots: dict[int, list[tuple[str, torch.Tensor]]] = {}
+
+    def views(self, batch: Batch) -> dict[str, torch.Tensor]:
+        index = batch.seq % self._info.slot_count
+        full = self._slots.get(index)
+        if full is None:
+            full = self._slots[index] = self._cut(batch)
+        rows = batch.rows
+        return {name: t.narrow(0, 0, rows) for name, t in full}
+
+    def _cut(self, batch: Batch) -> list[tuple[str, torch.Tensor]]:
+        cap = self._info.batch_capacity
+        out = []
+        for name, array in batch.items():
+            offset = array.__array_interface__["data"][0] - self._info.base
+            whole = np.ndarray((cap, *array.shape[1:]), array.dtype, self._whole, offset)
+            tensor = torch.from_numpy(whole)
+            if batch.dtypes[name] == "bfloat16":
+                tensor = tensor.view(torch.bfloat16)
+            out.append((name, tensor))
+        return out
+
+
+class _ToDevice:
+    """Copies batches to one CUDA device on a side stream and hands each slot back once
+    its copy's event has completed."""
+
+    def __init__(self, device: torch.device, loader: Loader) -> None:
+        self.device = device
+        self.stream = torch.cuda.Stream(device=device)
+        self.pending: deque[tuple[Batch, Any]] = deque()
+        # Leave the producer at least two slots to fill while copies are in flight.
+        self.limit = max(1, loader.info.slot_count - 2)
+
+    def copy(self, batch: Batch, views: Mapping[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+        main = torch.cuda.current_stream(self.device)
+        with torch.cuda.stream(self.stream):
+            out = {k: v.to(self.device, non_blocking=True) for k, v in views.items()}
+            event = torch.cuda.Event()
+            event.record(self.stream)
+        main.wait_event(event)
+        for tensor in out.values():
+            tensor.record_stream(main)  # allocated on the side stream, used on main
+        self.pending.append((batch, event))
+        return out
+
+    def reap(self, keep: int) -> None:
+        """Release every batch whose copy has finished; then wait for the oldest until at
+        most ``keep`` are in flight."""
+        while self.pending and self.pending[0][1].query():
+            self.pending.popleft()[0].release()
+        while len(self.pending) > keep:
+            batch, event = self.pending.popleft()
+            event.synchronize()
+            batch.release()
+
+    def drain(self) -> None:
+        self.reap(0)
+
+
+class TorchLoader:
+    """A :class:`shmloader.Loader` that yields :class:`TorchBatch` dicts of torch tensors.
+    Create it with :func:`shmloader.torch.attach`.
+
+    It has the numpy loader's positions and checkpoints (:meth:`seek`,
+    :meth:`state_dict`, :meth:`load_state_dict`, :meth:`stats`, ``len()``); ``.loader``
+    is the numpy loader underneath.
+    """
+
+    def __init__(self, loader: Loader, *, pin: bool, device: torch.device | None) -> None:
+        self.loader = loader
+        self.device = device
+        self.pinned = False
+        if pin:
+            _pin(loader)
+            self.pinned = True
+        self._views: _SlotViews | None = _SlotViews(loader)
+        self._to_device = _ToDevice(device, loader) if device is not None else None
+
+    # -- iteration ---------------------------------------------------------------------
+
+    def _wrap(self, batch: Batch) -> TorchBatch:
+        views = self._views
+        if views is None:
+            raise LoaderClosed("next: the loader is closed", job=self.job, rank=self.rank)
+        tensors = views.views(batch)
+        if self._to_device is None:
+            return TorchBatch(tensors, batch)
+        out = TorchBatch(self._to_device.copy(batch, tensors), None)
+        out.epoch, out.step, out.rows = batch.epoch, batch.step, batch.rows
+        out.seq, out.base = batch.seq, batch.base
+        return out
+
+    def next(self, timeout: float | None = None) -> TorchBatch | None:
+        """The next batch, or None at the end of an epoch and of the stream (as
+        :meth:`shmloader.Loader.next`). A CPU batch is held until released
+        (:meth:`TorchBatch.release`); a CUDA batch's slot goes back once copied."""
+        if self._to_device is not None:
+            self._to_device.reap(self._to_device.limit - 1)
+        batch = self.loader.next(timeout)
+        return None if batch is None else self._wrap(batch)
+
+    def _iterate(self, whole_stream: bool) -> Iterator[TorchBatch]:
+        loader = self.loader
+        previous: Batch | None = None
+        dev = self._to_device
+        try:
+            while True:
+                if previous is not None:
+                    previous.release()
+                    previous = None
+                if dev is not None:
+                    dev.reap(dev.limit - 1)
+                batch = loader.next()
+                if batch is None:
+                    if loader.ended or not whole_stream:
+                        return
+                    continue
+                out = self._wrap(batch)
+                if dev is None:
+                    previous = batch
+                yield out
+        finally:
+            if not loader.closed:
+                if previous is not None:
+                    previous.release()
+                if dev is not None:
+                    dev.drain()
+
+    def epoch(self) -> _EpochIterator:
+        """The rest of the current epoch, as :meth:`shmloader.Loader.epoch`; ``len()``
+        is the number of batches left."""
+        return _EpochIterator(self._iterate(False), len(self.loader.epoch()))
+
+    def __iter__(self) -> Iterator[TorchBatch]:
+        """Every batch of every epoch until the end of the stream."""
+        return self._iterate(True)
+
+    def __len__(self) -> int:
+        return len(self.loader)
+
+    # -- the numpy loader's API ----------------------------------------------------------
+
+    @property
+    def job(self) -> str:
+        return self.loader.job
+
+    @property
+    def rank(self) -> int:
+        return self.loader.rank
+
+    @property
+    def info(self) -> RingInfo:
+        return self.loader.info
+
+    @property
+    def position(self) -> tuple[int, int] | None:
+        return self.loader.position
+
+    @property
+    def ended(self) -> bool:
+        return self.loader.ended
+
+    def seek(self, epoch: int, step: int, base: int = 0) -> None:
+        if self._to_device is not None:
+            self._to_device.drain()
+        self.loader.seek(epoch, step, base)
+
+    def state_dict(self) -> dict[str, Any]:
+        return self.loader.state_dict()
+
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        if self._to_device is not None:
+            self._to_device.drain()
+        self.loader.load_state_dict(state)
+
+    def stats(self, reset: bool = False) -> LoaderStats:
+        return self.loader.stats(reset)
+
+    def close(self) -> None:
+        """Wait for copies in flight, release everything and close. CPU views still
+        alive keep the ring mapped (and registered, with ``pin``) until they go."""
+        if self._to_device is not None and not self.loader.closed:
+            self._to_device.drain()
+        self._views = None
+        self.loader.close()
+
+    def __enter__(self) -> TorchLoader:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        where = f" device={self.device}" if self.device is not None else ""
+        pinned = " pinned" if self.pinned else ""
+        return f"<shmloader.torch.TorchLoader{where}{pinned} {self.loader!r}>"
+
+
+class _EpochIterator(Iterator[TorchBatch]):
+    __slots__ = ("_it", "_len")
+
+    def __init__(self, it: Iterator[TorchBatch], length: int) -> None:
+        self._it = it
+        self._len = length
+
+    def __next__(self) -> TorchBatch:
+        return next(self._it)
+
+    def __iter__(self) -> _EpochIterator:
+        return self
+
+    def __len__(self) -> int:
+        return self._len
+
+    def close(self) -> None:
+        close = getattr(self._it, "close", None)
+        if close is not None:
+            close()
+
+
+def _device(device: str | torch.device | int | None) -> torch.device | None:
+    if device is None:
+        return None
+    dev = torch.device(device)
+    if dev.type == "cpu":
+        return None
+    if dev.type != "cuda":
+        raise InvalidArgument(f"device must be None, 'cpu' or a CUDA device, not {device!r}")
+    _cuda_check(f"device={str(device)!r}")
+    if dev.index is None:
+        dev = torch.device("cuda", torch.cuda.current_device())
+    return dev
+
+
+def attach(
+    job: str,
+    rank: int | None = None,
+    *,
+    pin: bool | None = None,
+    device: str | torch.device | int | None = None,
+    timeout: float | None = 30.0,
+    dir: str | os.PathLike[str] | None = None,
+    batch_timeout: float | None = 300.0,
+) -> TorchLoader:
+    """Attach to ring ``rank`` of ``job`` (default ``$LOCAL_RANK``, else 0), as
+    :func:`shmloader.attach`, yielding torch tensors.
+
+    ``pin``: register the ring with CUDA (default: on when ``device`` is a CUDA device).
+    ``device``: ``None`` or ``"cpu"`` for views of the slot; ``"cuda"``/``"cuda:N"`` to
+    copy each batch there. Without CUDA both raise :class:`CudaUnavailable`.
+    """
+    dev = _device(device)
+    want_pin = dev is not None if pin is None else bool(pin)
+    if want_pin:
+        _cuda_check("pin=True")
+    loader = _attach_numpy(job, rank, timeout=timeout, dir=dir, batch_timeout=batch_timeout)
+    try:
+        return TorchLoader(loader, pin=want_pin, device=dev)
+    except BaseException:
+        loader.close()
+        raise
+
+
+class Dataset(torch.utils.data.IterableDataset[TorchBatch]):
+    """shmloader as the dataset of ``torch.utils.data.DataLoader(dataset, batch_size=None)``.
+
+    Each iteration yields one epoch (a ``for`` over the DataLoader is an epoch);
+    ``len()`` is the rank's steps per epoch. The producer already decodes in parallel
+    and the batches are views of shared memory, so use ``num_workers=0`` (a worker
+    process would copy every batch through another queue; the dataset refuses it) and
+    leave the DataLoader's ``pin_memory`` off (use ``pin=True`` here: the ring itself is
+    pinned). It attaches lazily, in the process that first iterates it or asks its
+    length; ``rank`` defaults to ``$LOCAL_RANK``, so under torchrun and DDP each process
+    reads its own GPU's ring.
+
+    :meth:`set_epoch` mirrors ``DistributedSampler.set_epoch``: it moves to the start of
+    that epoch unless the loader's position is already in it (after a resume with
+    :meth:`load_state_dict`) or at the end of the one before. Before the first batch the
+    position is unknown and it seeks: with ``serve --resume``, resume through
+    :meth:`load_state_dict` instead, or do not call it for the resumed epoch.
+    """
+
+    def __init__(
+        self,
+        job: str,
+        rank: int | None = None,
+        *,
+        pin: bool | None = None,
+        device: str | torch.device | int | None = None,
+        timeout: float | None = 30.0,
+        dir: str | os.PathLike[str] | None = None,
+        batch_timeout: float | None = 300.0,
+    ) -> None:
+        super().__init__()
+        self.job = job
+        self.rank = default_rank() if rank is None else rank
+        self._kwargs: dict[str, Any] = dict(
+            pin=pin, device=device, timeout=timeout, dir=dir, batch_timeout=batch_timeout
+        )
+        self._loader: TorchLoader | None = None
+        self._pid = os.getpid()
+
+    @property
+    def loader(self) -> TorchLoader:
+        """The attached loader (attaching now if need be)."""
+        if torch.utils.data.get_worker_info() is not None:
+            raise InvalidArgument(
+                "shmloader.torch.Dataset: use DataLoader(..., num_workers=0): serve decodes "
+                "in parallel already, and a worker would copy every batch; one process "
+                "reads a rank's ring",
+                job=self.job,
+                rank=self.rank,
+            )
+        if self._loader is None or self._pid != os.getpid():
+            self._loader = attach(self.job, self.rank, **self._kwargs)
+            self._pid = os.getpid()
+        return self._loader
+
+    def __iter__(self) -> Iterator[TorchBatch]:
+        return self.loader.epoch()
+
+    def __len__(self) -> int:
+        return len(self.loader)
+
+    def set_epoch(self, epoch: int) -> None:
+        loader = self.loader
+        pos = loader.position
+        steps = len(loader)
+        if pos is not None and (pos[0] == epoch or pos == (epoch - 1, steps)):
+            return
+        loader.seek(epoch, 0)
+
+    def state_dict(self) -> dict[str, Any]:
+        return self.loader.state_dict()
+
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        self.loader.load_state_dict(state)
+
+    def close(self) -> None:
+        if self._loader is not None:
+            self._loader.close()
+            self._loader = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        state["_loader"] = None  # a loader never crosses processes
+        return state
