@@ -46,7 +46,7 @@ func (s *server) openStore() {
 		s.logf("warning: cache: %v; serving uncached (every epoch decodes again)", err)
 		return
 	}
-	s.store.cache = cc
+	s.store.cache, s.store.budget = cc, max(size, 1)
 	s.store.mapped = &mappings{cache: cc, limit: min(s.cacheNeed, maxKeptMapped), kept: map[int]*mapped{}}
 	s.store.keys, s.store.meta = keys, meta
 	s.store.index = make(map[cache.Key]int, len(groups))

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -26,7 +27,13 @@ type Options struct {
 	StartBase, SavedWorld uint64
 	ExpectHash            uint64 // if nonzero, the config hash a resumed state was saved with
 	DrainTimeout          time.Duration
-	Log                   io.Writer // start-up summary and status lines; nil for none
+	// Logger gets the start-up summary, status lines and warnings; nil: Log, through
+	// NewHumanHandler, or nothing when Log is nil too.
+	Logger *slog.Logger
+	Log    io.Writer
+	// Started, if set, is called once the rings exist (trainers may attach), with what
+	// observers read while the job runs; the run does not wait for it.
+	Started func(*Live)
 }
 
 // Result is what one rank published.
@@ -43,6 +50,8 @@ func (r Result) String() string {
 type server struct {
 	cfg       *config.Config
 	opt       Options
+	log       *slog.Logger
+	started   time.Time
 	src       *source
 	plan      *plan.Plan
 	queue     *queue
@@ -66,7 +75,7 @@ func Run(ctx context.Context, cfg *config.Config, opt Options) ([]Result, error)
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	s := &server{cfg: cfg, opt: opt, queue: newQueue(), orders: map[uint64]*nodeOrder{}}
+	s := &server{cfg: cfg, opt: opt, log: opt.logger(), started: time.Now(), queue: newQueue(), orders: map[uint64]*nodeOrder{}}
 	ds, err := dataset.Open(cfg.Dataset)
 	if err != nil {
 		return nil, err
@@ -133,6 +142,8 @@ func Run(ctx context.Context, cfg *config.Config, opt Options) ([]Result, error)
 	}
 	s.prods = prods
 	defer job.Close()
+	live := s.live(job.Dir, hash, workers)
+	defer live.close() // before the rings are unmapped: observers keep its last figures
 	s.summary(job.Dir, hash, workers, prods[0].Geometry())
 
 	runCtx, cancel := context.WithCancel(ctx)
@@ -143,7 +154,10 @@ func Run(ctx context.Context, cfg *config.Config, opt Options) ([]Result, error)
 	}
 	done := make(chan struct{})
 	var rwg sync.WaitGroup
-	rwg.Go(func() { s.reporter(prods, opt.Log, cfg.Progress, done) })
+	rwg.Go(func() { s.reporter(prods, cfg.Progress, done) })
+	if opt.Started != nil {
+		opt.Started(live)
+	}
 	errs := make([]error, cfg.Ranks)
 	var ranks sync.WaitGroup
 	for r := range prods {
@@ -190,8 +204,4 @@ func firstCause(errs []error) error {
 	return errors.Join(errs...)
 }
 
-func (s *server) logf(format string, args ...any) {
-	if s.opt.Log != nil {
-		fmt.Fprintf(s.opt.Log, "serve: "+format+"\n", args...)
-	}
-}
+

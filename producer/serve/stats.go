@@ -2,7 +2,8 @@ package serve
 
 import (
 	"fmt"
-	"io"
+	"context"
+	"log/slog"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -13,6 +14,7 @@ import (
 // stats are the counters behind the status line; written by the rank loops and workers.
 type stats struct {
 	decodedRows, cachedRows atomic.Int64
+	decodeNs                atomic.Int64 // worker time spent decoding (cache misses)
 	written                 atomic.Int64 // cache entries this run committed
 	ranks                   []rankStats
 }
@@ -53,9 +55,9 @@ func (s *server) sample(prods []*ring.Producer) {
 	}
 }
 
-// reporter prints a status line every period and samples the rings every 10 ms for it.
-func (s *server) reporter(prods []*ring.Producer, w io.Writer, period time.Duration, done <-chan struct{}) {
-	if period <= 0 || w == nil {
+// reporter logs a status line every period and samples the rings every 10 ms for it.
+func (s *server) reporter(prods []*ring.Producer, period time.Duration, done <-chan struct{}) {
+	if period <= 0 || !s.log.Enabled(context.Background(), slog.LevelInfo) {
 		return
 	}
 	tick := time.NewTicker(10 * time.Millisecond)
@@ -95,8 +97,9 @@ func (s *server) reporter(prods []*ring.Producer, w io.Writer, period time.Durat
 			}
 		}
 		dec := s.stats.decodedRows.Load()
-		fmt.Fprintf(w, "serve: %.0f rows/s %.1f MB/s decode %.0f rows/s%s%s\n",
-			float64(rows-lastRows)/dt, float64(bytes-lastBytes)/dt/1e6, float64(dec-lastDec)/dt, s.cacheStatus(), b.String())
+		rowsPS, mbPS, decPS := float64(rows-lastRows)/dt, float64(bytes-lastBytes)/dt/1e6, float64(dec-lastDec)/dt
+		s.log.Info(fmt.Sprintf("%.0f rows/s %.1f MB/s decode %.0f rows/s%s%s", rowsPS, mbPS, decPS, s.cacheStatus(), b.String()),
+			"rows_per_s", rowsPS, "mb_per_s", mbPS, "decoded_rows_per_s", decPS)
 		last, lastRows, lastBytes, lastDec = now, rows, bytes, dec
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/shmloader/shmloader/cache"
 	"github.com/shmloader/shmloader/producer/dataset"
@@ -32,6 +33,7 @@ type store struct {
 	once      sync.Map // warnings already given, by kind
 	committed *atomic.Int64
 	mapped    *mappings // entries kept mapped between windows (with a cache)
+	budget    int64     // the cache's size in bytes (with a cache)
 }
 
 // entryKeys keys every row group of groups: file identity, row-group index, the row
@@ -158,6 +160,8 @@ func (s *server) decodeTask(ctx context.Context, readers *readers, t task) error
 		if err != nil {
 			return err
 		}
+		start := time.Now()
+		defer func() { s.stats.decodeNs.Add(int64(time.Since(start))) }()
 		return s.src.decode(ctx, r, rg, kept, dst, &s.blocks.layout)
 	})
 	if hit {
