@@ -27,7 +27,7 @@ go-build:
 	$(GO) build -o $(BUILD)/bin/shmloader ./cmd/shmloader
 
 c-build:
-	$(MAKE) -C bindings/c BUILD=$(BUILD) lib
+	$(MAKE) -C bindings/c BUILD=$(BUILD) lib examples
 	cp $(BUILD)/lib/libshmloader.so bindings/python/shmloader/libshmloader.so
 
 # Python venv inside the repo with pinned requirements; rebuilt when they change.

@@ -29,6 +29,7 @@ for t in "$@"; do
 done
 run exports sh tests/exports.sh "$BUILD/lib/libshmloader.so"
 run consume sh tests/consume.sh "$BUILD"
+run checksum sh tests/checksum.sh "$BUILD"
 rm -f "$log"
 echo "C tests: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
