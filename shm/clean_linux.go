@@ -59,6 +59,12 @@ func cleanJob(dir string, uid int, job string) ([]string, error) {
 	if err != nil {
 		return removed, err
 	}
+	status := StatusPath(dir, uid, job)
+	if err := unix.Unlink(status); err == nil {
+		removed = append(removed, filepath.Clean(status))
+	} else if !errors.Is(err, unix.ENOENT) {
+		return removed, &Error{Op: "remove", Path: status, Err: err}
+	}
 	if err := ignoreMissing(unix.Unlink(lockPath)); err != nil {
 		return removed, &Error{Op: "remove", Path: lockPath, Err: err}
 	}

@@ -48,13 +48,20 @@ func LockPath(dir string, uid int, job string) string {
 	return filepath.Join(dir, prefix(uid, job)+".lock")
 }
 
+// StatusPath is the status file a live producer of job rewrites for observers
+// (`shmloader status`): JSON, see PROTOCOL.md "Files".
+func StatusPath(dir string, uid int, job string) string {
+	return filepath.Join(dir, prefix(uid, job)+".status")
+}
+
 // SegmentPath is the ring segment of rank for job and user uid.
 func SegmentPath(dir string, uid int, job string, rank int) string {
 	return filepath.Join(dir, prefix(uid, job)+"-r"+strconv.Itoa(rank))
 }
 
 // parseName splits a file name of this user's files into job and kind: a lock file
-// (rank -1) or a segment (rank >= 0). ok is false for anything else.
+// (rank -1), a status file (rank -2) or a segment (rank >= 0). ok is false for anything
+// else.
 func parseName(name string, uid int) (job string, rank int, ok bool) {
 	p := "shmloader-" + strconv.Itoa(uid) + "-"
 	if !strings.HasPrefix(name, p) {
@@ -63,6 +70,9 @@ func parseName(name string, uid int) (job string, rank int, ok bool) {
 	rest := name[len(p):]
 	if j, found := strings.CutSuffix(rest, ".lock"); found {
 		return j, -1, ValidateJob(j) == nil
+	}
+	if j, found := strings.CutSuffix(rest, ".status"); found {
+		return j, -2, ValidateJob(j) == nil
 	}
 	i := strings.LastIndex(rest, "-r")
 	if i <= 0 {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -118,4 +119,36 @@ func TestJobLockIsExclusiveAndReleasedOnClose(t *testing.T) {
 		t.Fatalf("after close: %v", err)
 	}
 	j2.Close()
+}
+
+func TestLiveJobsListsOnlyLiveProducers(t *testing.T) {
+	dir := t.TempDir()
+	a, err := CreateJob(dir, "alive", []int64{4096, 4096})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	b, err := CreateJob(dir, "gone", []int64{4096})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Close()
+	// A dead producer's files: a lock file nobody holds, a segment and a status file.
+	uid := os.Getuid()
+	for _, p := range []string{LockPath(dir, uid, "dead"), SegmentPath(dir, uid, "dead", 0), StatusPath(dir, uid, "dead")} {
+		if err := os.WriteFile(p, []byte("1\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	live, err := LiveJobs(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(live) != 1 || live[0].Name != "alive" || live[0].PID != strconv.Itoa(os.Getpid()) || len(live[0].Ranks) != 2 {
+		t.Fatalf("live jobs %+v, want alive with ranks 0 and 1", live)
+	}
+	removed, err := Clean(dir)
+	if err != nil || len(removed) != 3 {
+		t.Fatalf("clean removed %q (%v), want the dead job's lock, segment and status file", removed, err)
+	}
 }
