@@ -186,17 +186,22 @@ type Counters struct {
 	PubEpoch, PubStep          uint64        // position after the last batch published
 	ConsEpoch, ConsStep        uint64        // position after the last batch taken
 	Occupancy                  uint64        // published slots not yet released
+	ConsumerPID                uint32        // the attached consumer's pid, 0 if none
 }
 
 // Counters reads the observer counters; any goroutine may call it.
 func (p *Producer) Counters() Counters { return readCounters(p.h, p.g.SlotCount) }
+
+// ReadCounters reads the observer counters of a segment that Validate accepted as g:
+// what an observer process (`shmloader status`) shows. mem may be mapped read-only.
+func ReadCounters(mem []byte, g *Geometry) Counters { return readCounters(headerAt(mem), g.SlotCount) }
 
 func readCounters(h *Header, slots uint32) Counters {
 	c := Counters{
 		ProducerWait: time.Duration(h.ProdWaitNs.Load()), ConsumerWait: time.Duration(h.ConsWaitNs.Load()),
 		RowsOut: h.RowsOut.Load(), RowsIn: h.ConsRows.Load(),
 		PubEpoch: h.PubEpoch.Load(), PubStep: h.PubStep.Load(),
-		ConsEpoch: h.ConsEpoch.Load(), ConsStep: h.ConsStep.Load(),
+		ConsEpoch: h.ConsEpoch.Load(), ConsStep: h.ConsStep.Load(), ConsumerPID: h.ConsumerPID.Load(),
 	}
 	if tail, head := h.Tail.Load(), h.Head.Load(); tail <= head && head-tail <= uint64(slots) {
 		c.Occupancy = head - tail

@@ -64,8 +64,18 @@ func reserve(fd int, size int64) error {
 
 // Open maps an existing segment for a consumer after checking that it is a regular file
 // owned by this user with mode 0600. It takes no lock.
-func Open(path string) (*Segment, error) {
-	fd, err := unix.Open(path, unix.O_RDWR|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+func Open(path string) (*Segment, error) { return open(path, false) }
+
+// OpenReadOnly maps an existing segment read-only, as Open checks it, without faulting
+// its pages in: for observers (`shmloader status`), which read the header only.
+func OpenReadOnly(path string) (*Segment, error) { return open(path, true) }
+
+func open(path string, readOnly bool) (*Segment, error) {
+	flags, prot, mapFlags := unix.O_RDWR, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED|unix.MAP_POPULATE
+	if readOnly {
+		flags, prot, mapFlags = unix.O_RDONLY, unix.PROT_READ, unix.MAP_SHARED
+	}
+	fd, err := unix.Open(path, flags|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
 		if errors.Is(err, unix.ENOENT) {
 			return nil, &Error{Op: "open", Path: path, Err: ErrNotFound}
@@ -89,8 +99,8 @@ func Open(path string) (*Segment, error) {
 		unix.Close(fd)
 		return &Segment{Path: path, fd: -1}, nil
 	}
-	// MAP_POPULATE: fault the pages in now, not on the first touch of each batch.
-	mem, err := unix.Mmap(fd, 0, int(st.Size), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED|unix.MAP_POPULATE)
+	// MAP_POPULATE (a consumer): fault the pages in now, not on the first touch of each batch.
+	mem, err := unix.Mmap(fd, 0, int(st.Size), prot, mapFlags)
 	if err != nil {
 		unix.Close(fd)
 		return nil, &Error{Op: "map", Path: path, Err: err}

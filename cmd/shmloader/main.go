@@ -16,6 +16,7 @@ var commands = []struct {
 	{name: "gen", summary: "write a synthetic Parquet dataset (demos, tests, benchmarks)", run: runGen},
 	{name: "inspect", summary: "print a Parquet dataset's files, schema and totals", run: runInspect},
 	{name: "cache", summary: "show (ls) or empty (clear) a serve cache directory", run: runCache},
+	{name: "status", summary: "show a running job (rings, waits, rates, cache), or list the live jobs", run: runStatus},
 	{name: "clean", summary: "remove shared-memory segments left by dead producers", run: runClean},
 	{name: "debug-produce", summary: "serve a synthetic stream (transport tests and benchmarks)", run: runDebugProduce, hidden: true},
 	{name: "debug-consume", summary: "read a synthetic stream and report latency and throughput", run: runDebugConsume, hidden: true},

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/signal"
 	"runtime/pprof"
@@ -29,6 +30,8 @@ func runServe(args []string) error {
 	fs.DurationVar(&opt.DrainTimeout, "drain-timeout", 0, "how long to wait, after the last epoch, for trainers to read everything, and for a new trainer when one leaves mid-stream (0: no limit, a trainer may re-attach at any time)")
 	quiet := fs.Bool("quiet", false, "no start-up summary or status lines on stderr")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile (go tool pprof) of the run to this file")
+	var obs observers
+	obs.flags(fs)
 	// Overrides of config keys, applied (and checked like the file's values) only when given.
 	overrides := map[string]string{}
 	for _, o := range []struct{ flag, key, usage string }{
@@ -60,6 +63,9 @@ func runServe(args []string) error {
 			"At the end prints one line per rank: rank=R batches=N rows=M.\n\n")
 		fs.PrintDefaults()
 	}
+	// A log line to a reader that went away (a launcher's pipe, `| head`) must not kill
+	// serve before it removes its segments: EPIPE instead of SIGPIPE.
+	signal.Ignore(syscall.SIGPIPE)
 	// Signals are caught from the start: one during start-up stops it cleanly too.
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
@@ -72,7 +78,24 @@ func runServe(args []string) error {
 		fs.Usage()
 		return errors.New("--config FILE is required (shmloader serve --print-config shows one)")
 	}
-	cfg, err := config.Load(*path)
+	log, err := obs.logger(os.Stderr)
+	if err != nil {
+		return err
+	}
+	ctx, stopRun := context.WithCancel(ctx)
+	defer stopRun()
+	if err := obs.start(stopRun); err != nil {
+		return err
+	}
+	defer obs.stop()
+	err = serveConfig(ctx, *path, overrides, *resume, *quiet, *cpuProfile, &opt, &obs, log)
+	obs.fail(err)
+	return err
+}
+
+func serveConfig(ctx context.Context, path string, overrides map[string]string, resume string, quiet bool,
+	cpuProfile string, opt *serve.Options, obs *observers, log *slog.Logger) error {
+	cfg, err := config.Load(path)
 	if err != nil {
 		return err
 	}
@@ -85,43 +108,41 @@ func runServe(args []string) error {
 			return fmt.Errorf("flag for %w", err)
 		}
 	}
-	if *resume != "" {
+	if resume != "" {
 		if opt.StartEpoch != 0 || opt.StartStep != 0 {
 			return errors.New("--resume and --start-epoch/--start-step both say where to start: give one")
 		}
-		if err := readState(*resume, &opt); err != nil {
+		if err := readState(resume, opt); err != nil {
 			return err
 		}
 	}
-	opt.Log = os.Stderr
-	if *quiet {
-		opt.Log = nil
+	if quiet {
+		log = slog.New(slog.DiscardHandler)
 	}
+	opt.Logger = log
+	opt.Started = func(l *serve.Live) { obs.started(l, log) }
 	for _, n := range notes {
-		if opt.Log != nil {
-			fmt.Fprintf(opt.Log, "serve: %s\n", n)
-		}
+		log.Info(n)
 	}
-	if *cpuProfile != "" {
-		stopProfile, err := startProfile(*cpuProfile)
+	if cpuProfile != "" {
+		stopProfile, err := startProfile(cpuProfile)
 		if err != nil {
 			return err
 		}
 		defer stopProfile()
 	}
 	start := time.Now()
-	results, err := serve.Run(ctx, cfg, opt)
+	results, err := serve.Run(ctx, cfg, *opt)
 	for _, r := range results {
 		fmt.Println(r)
 	}
 	if errors.Is(err, context.Canceled) && ctx.Err() != nil {
-		if opt.Log != nil {
-			fmt.Fprintln(opt.Log, "serve: stopped by signal; segments removed")
-		}
+		log.Info("stopped (by a signal, or its launcher went away); segments removed")
 		return nil
 	}
-	if err == nil && opt.Log != nil {
-		fmt.Fprintf(opt.Log, "serve: done in %.1f s, peak RSS %.0f MiB; segments removed\n", time.Since(start).Seconds(), peakRSS())
+	if err == nil {
+		log.Info(fmt.Sprintf("done in %.1f s, peak RSS %.0f MiB; segments removed", time.Since(start).Seconds(), peakRSS()),
+			"seconds", time.Since(start).Seconds(), "peak_rss_mib", peakRSS())
 	}
 	return err
 }

@@ -81,14 +81,14 @@ type RingSnapshot struct {
 	ConsumerPID   uint32  `json:"consumer_pid"` // 0: no trainer attached
 	Done          bool    `json:"done"`         // every batch served and read
 	StepsPerEpoch uint64  `json:"steps_per_epoch"`
-	Batches       int64   `json:"batches"`        // published
-	RowsOut       uint64  `json:"rows_out"`       // published
-	RowsIn        uint64  `json:"rows_in"`        // taken by trainers
-	Bytes         int64   `json:"bytes"`          // published
-	PubEpoch      uint64  `json:"pub_epoch"`      // position after the last batch published
-	PubStep       uint64  `json:"pub_step"`       //
-	Epoch         uint64  `json:"epoch"`          // position after the last batch a trainer took
-	Step          uint64  `json:"step"`           //
+	Batches       int64   `json:"batches"`         // published
+	RowsOut       uint64  `json:"rows_out"`        // published
+	RowsIn        uint64  `json:"rows_in"`         // taken by trainers
+	Bytes         int64   `json:"bytes"`           // published
+	PubEpoch      uint64  `json:"pub_epoch"`       // position after the last batch published
+	PubStep       uint64  `json:"pub_step"`        //
+	Epoch         uint64  `json:"epoch"`           // position after the last batch a trainer took
+	Step          uint64  `json:"step"`            //
 	ProducerWaitS float64 `json:"producer_wait_s"` // serve waited for a free slot (trainer slower)
 	ConsumerWaitS float64 `json:"consumer_wait_s"` // trainers waited for a batch (data stall)
 }

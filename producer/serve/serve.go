@@ -203,5 +203,3 @@ func firstCause(errs []error) error {
 	}
 	return errors.Join(errs...)
 }
-
-

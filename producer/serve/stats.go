@@ -1,8 +1,8 @@
 package serve
 
 import (
-	"fmt"
 	"context"
+	"fmt"
 	"log/slog"
 	"strings"
 	"sync/atomic"

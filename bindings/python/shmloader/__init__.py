@@ -50,6 +50,7 @@ from .errors import (
     TooManyHeld,
     VersionMismatch,
 )
+from .launcher import Server, ServeFailed, serve
 from .loader import Batch, EpochIterator, Loader, LoaderStats, RingInfo, attach
 
 __version__ = "0.1.0"
@@ -70,6 +71,8 @@ __all__ = [
     "PermissionDenied",
     "ProducerGone",
     "RingInfo",
+    "ServeFailed",
+    "Server",
     "SeekUnanswered",
     "ShmloaderError",
     "SystemCallError",
@@ -77,6 +80,7 @@ __all__ = [
     "TooManyHeld",
     "VersionMismatch",
     "attach",
+    "serve",
     "torch_views",
     "__version__",
 ]

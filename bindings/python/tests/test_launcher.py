@@ -1,0 +1,105 @@
+"""shmloader.serve: the producer as a child process. It serves once the call returns,
+surfaces its errors as exceptions, and leaves no process and no segment behind: after the
+``with`` block, after stop() with a trainer still reading, and after its parent is
+SIGKILLed."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import servekit
+
+import shmloader
+
+OUTPUTS = {"id": "id", "x": {"columns": ["f000..f003"], "transforms": [{"fill_null": 0}]}}
+
+
+def config(gen_dataset: Path, **keys: object) -> dict:
+    return {"dataset": str(gen_dataset), "batch_size": 1000, "epochs": 1, "ranks": 1,
+            "outputs": OUTPUTS, "progress": 0, **keys}  # fmt: skip
+
+
+def gone(pid: int, timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        try:  # a child of this process: reap it
+            os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            pass
+        time.sleep(0.02)
+    return False
+
+
+def test_serve_in_a_with_block(gen_dataset: Path, shm_dir: Path, library: None) -> None:
+    with shmloader.serve(config(gen_dataset), dir=shm_dir, ranks=2, timeout=60) as server:
+        assert server.running and server.ranks == 2 and server.job.startswith("py")
+        assert sorted(servekit.segments(shm_dir)) != []
+        loaders = [server.attach(rank=r, timeout=20) for r in range(2)]
+        rows = [sum(b.rows for b in loader) for loader in loaders]
+        for loader in loaders:
+            loader.close()
+        assert sum(rows) == servekit.GEN_ROWS
+        assert server.wait(timeout=30) == 0
+    assert "rank=0 batches=10 rows=10000" in server.output()
+    assert gone(server.pid, 5) and servekit.segments(shm_dir) == []
+
+
+def test_stop_while_a_trainer_reads(gen_dataset: Path, shm_dir: Path, library: None) -> None:
+    server = shmloader.serve(config(gen_dataset, epochs=0), dir=shm_dir, timeout=60)
+    with server:
+        loader = server.attach(timeout=20, batch_timeout=20)
+        assert loader.next() is not None
+        assert server.stop() == 0  # endless epochs: only the stop ends it
+        with pytest.raises(shmloader.ProducerGone):
+            for _ in range(100):
+                loader.next()
+        loader.close()
+    assert gone(server.pid, 5) and servekit.segments(shm_dir) == []
+
+
+def test_errors_are_exceptions(gen_dataset: Path, shm_dir: Path, tmp_path: Path) -> None:
+    with pytest.raises(shmloader.ServeFailed, match="no_such_column") as err:
+        shmloader.serve({**config(gen_dataset), "outputs": {"y": "no_such_column"}}, dir=shm_dir)
+    assert err.value.returncode == 1 and "no_such_column" in err.value.output
+    with pytest.raises(shmloader.InvalidArgument, match="unknown override bogus"):
+        shmloader.serve(config(gen_dataset), bogus=1)
+    with pytest.raises(shmloader.InvalidArgument, match="not a file"):
+        shmloader.serve(tmp_path / "missing.yaml")
+    assert servekit.segments(shm_dir) == []
+
+
+CHILD = """
+import sys, time, shmloader
+server = shmloader.serve({config!r}, dir={dir!r}, timeout=60)
+print(server.pid, server.job, flush=True)
+time.sleep(600)
+"""
+
+
+def test_no_process_or_segment_after_the_parent_is_killed(gen_dataset: Path, shm_dir: Path) -> None:
+    script = CHILD.format(config=config(gen_dataset, epochs=0), dir=str(shm_dir))
+    parent = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE,
+                              env=servekit.child_env(shm_dir))  # fmt: skip
+    try:
+        line = parent.stdout.readline().decode()  # type: ignore[union-attr]
+        assert line, "the parent did not start serve"
+        pid, job = int(line.split()[0]), line.split()[1]
+        assert servekit.segments(shm_dir), "serve has no segments"
+        parent.send_signal(signal.SIGKILL)
+        parent.wait(timeout=10)
+        assert gone(pid, 10), f"serve (pid {pid}) outlived its SIGKILLed parent"
+        assert servekit.segments(shm_dir) == [], "segments left behind"
+        left = [p for p in os.listdir(shm_dir) if job in p]
+        assert left == [], f"files of job {job} left: {left}"
+    finally:
+        parent.kill()

@@ -1,0 +1,360 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/shmloader/shmloader/producer/serve"
+	"github.com/shmloader/shmloader/ring"
+	"github.com/shmloader/shmloader/shm"
+)
+
+func runStatus(args []string) error {
+	fs := flag.NewFlagSet("status", flag.ContinueOnError)
+	dir := fs.String("dir", "", "segment directory (default $SHMLOADER_SHM_DIR or /dev/shm)")
+	once := fs.Bool("once", false, "print once and exit (the default when stdout is not a terminal)")
+	asJSON := fs.Bool("json", false, "print one JSON document and exit")
+	interval := new(time.Duration)
+	*interval = time.Second
+	fs.Func("interval", "refresh period, and the span rates are measured over: seconds (0.5) or a duration (500ms) (default 1s)", func(v string) error {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			f, ferr := strconv.ParseFloat(v, 64)
+			if ferr != nil {
+				return errors.New("want seconds (0.5) or a duration (500ms)")
+			}
+			d = time.Duration(f * float64(time.Second))
+		}
+		*interval = d
+		return nil
+	})
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "usage: shmloader status [JOB] [flags]\n\n"+
+			"Shows a running job: per ring the trainer's epoch and step, ring occupancy, how long\n"+
+			"serve and the trainer waited for each other, rows/s, and the cache's figures.\n"+
+			"Refreshes in a terminal; --once or --json print once. Without JOB, lists the live jobs.\n\n")
+		fs.PrintDefaults()
+	}
+	// Flags may come before or after JOB.
+	var pos []string
+	for {
+		if err := parseStatusFlags(fs, args); err != nil {
+			return err
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		pos, args = append(pos, fs.Arg(0)), fs.Args()[1:]
+	}
+	if len(pos) > 1 || *interval <= 0 {
+		fs.Usage()
+		return errors.New("want at most one JOB and an --interval above 0")
+	}
+	d := shm.Dir(*dir)
+	if len(pos) == 0 {
+		return listJobs(os.Stdout, d, *asJSON)
+	}
+	job := pos[0]
+	if err := shm.ValidateJob(job); err != nil {
+		return err
+	}
+	live := !*once && !*asJSON && isTerminal(os.Stdout)
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	prev, err := observe(d, job)
+	if err != nil {
+		return err
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(*interval):
+		}
+		cur, err := observe(d, job)
+		if err != nil {
+			if live && errors.Is(err, errNotLive) {
+				fmt.Printf("\njob %q ended\n", job)
+				return nil
+			}
+			return err
+		}
+		view := compare(prev, cur)
+		switch {
+		case *asJSON:
+			enc := json.NewEncoder(os.Stdout)
+			enc.SetIndent("", "  ")
+			return enc.Encode(view)
+		case !live:
+			printView(os.Stdout, view)
+			return nil
+		}
+		fmt.Print("\x1b[H\x1b[2J")
+		printView(os.Stdout, view)
+		prev = cur
+	}
+}
+
+var errNotLive = errors.New("no live producer")
+
+// observation is one look at a job: its rings' headers, and serve's status file.
+type observation struct {
+	at     time.Time
+	pid    string
+	status *statusFile // nil if serve has not written one (or it could not be read)
+	rings  []ringLook
+}
+
+type ringLook struct {
+	rank     int
+	g        *ring.Geometry
+	c        ring.Counters
+	consumer uint32
+}
+
+// observe maps each of the job's segments read-only, validates it as a consumer would,
+// and reads its counters; the status file adds serve's figures.
+func observe(dir, job string) (*observation, error) {
+	jobs, err := shm.LiveJobs(dir)
+	if err != nil {
+		return nil, err
+	}
+	var found *shm.LiveJob
+	for i := range jobs {
+		if jobs[i].Name == job {
+			found = &jobs[i]
+		}
+	}
+	if found == nil {
+		return nil, fmt.Errorf("job %q: %w in %s; live jobs: %s", job, errNotLive, dir, jobNames(jobs))
+	}
+	o := &observation{at: time.Now(), pid: found.PID}
+	for _, r := range found.Ranks {
+		seg, err := shm.OpenReadOnly(shm.SegmentPath(dir, os.Getuid(), job, r))
+		if err != nil {
+			return nil, err
+		}
+		g, err := ring.Validate(seg.Mem, job, r)
+		if err != nil {
+			seg.Close()
+			return nil, fmt.Errorf("job %q rank %d: %w", job, r, err)
+		}
+		c := ring.ReadCounters(seg.Mem, g)
+		o.rings = append(o.rings, ringLook{rank: r, g: g, c: c, consumer: c.ConsumerPID})
+		seg.Close()
+	}
+	if st, err := readStatus(dir, job); err == nil {
+		o.status = st
+	}
+	return o, nil
+}
+
+func jobNames(jobs []shm.LiveJob) string {
+	if len(jobs) == 0 {
+		return "none"
+	}
+	names := make([]string, len(jobs))
+	for i, j := range jobs {
+		names[i] = j.Name
+	}
+	return strings.Join(names, ", ")
+}
+
+// statusView is what status prints, and its --json document.
+type statusView struct {
+	Job        string               `json:"job"`
+	PID        string               `json:"pid"`
+	Time       time.Time            `json:"time"`
+	Span       float64              `json:"span_s"` // seconds the rates are measured over
+	Metrics    string               `json:"metrics,omitempty"`
+	UptimeS    float64              `json:"uptime_s,omitempty"`
+	Epochs     uint64               `json:"epochs"`
+	Workers    int                  `json:"workers,omitempty"`
+	RowsPerS   float64              `json:"rows_per_s"`
+	DecodeRate float64              `json:"decoded_rows_per_s"`
+	DecodeCPU  float64              `json:"decode_cpu"` // worker-seconds decoding per second
+	Cache      *serve.CacheSnapshot `json:"cache"`
+	Rings      []ringView           `json:"rings"`
+}
+
+type ringView struct {
+	Rank            int     `json:"rank"`
+	Epoch           uint64  `json:"epoch"`
+	Step            uint64  `json:"step"`
+	StepsPerEpoch   uint64  `json:"steps_per_epoch"`
+	Occupancy       uint64  `json:"occupancy"`
+	Slots           uint32  `json:"slots"`
+	ProducerWaitPct float64 `json:"producer_wait_pct"`
+	ConsumerWaitPct float64 `json:"consumer_wait_pct"`
+	RowsPerS        float64 `json:"rows_per_s"`
+	RowsRead        uint64  `json:"rows_read"`
+	TrainerPID      uint32  `json:"trainer_pid"` // 0: no trainer attached
+}
+
+func compare(a, b *observation) statusView {
+	dt := b.at.Sub(a.at).Seconds()
+	v := statusView{PID: b.pid, Time: b.at, Span: dt}
+	if len(b.rings) > 0 {
+		v.Job, v.Epochs = b.rings[0].g.Job, b.rings[0].g.Epochs
+	}
+	for i, r := range b.rings {
+		rv := ringView{Rank: r.rank, Epoch: r.c.ConsEpoch, Step: r.c.ConsStep, StepsPerEpoch: r.g.StepsPerEpoch,
+			Occupancy: r.c.Occupancy, Slots: r.g.SlotCount, RowsRead: r.c.RowsIn, TrainerPID: r.consumer}
+		if i < len(a.rings) && a.rings[i].rank == r.rank && dt > 0 {
+			p := a.rings[i].c
+			rv.ProducerWaitPct = pct((r.c.ProducerWait - p.ProducerWait).Seconds(), dt)
+			rv.ConsumerWaitPct = pct((r.c.ConsumerWait - p.ConsumerWait).Seconds(), dt)
+			rv.RowsPerS = float64(r.c.RowsIn-p.RowsIn) / dt
+		}
+		v.RowsPerS += rv.RowsPerS
+		v.Rings = append(v.Rings, rv)
+	}
+	if st := b.status; st != nil {
+		s := st.Snapshot
+		v.Metrics, v.UptimeS, v.Workers, v.Cache = st.Metrics, s.Time.Sub(s.Started).Seconds(), s.Workers, s.Cache
+		if a.status != nil && dt > 0 {
+			ps := a.status.Snapshot
+			if span := s.Time.Sub(ps.Time).Seconds(); span > 0 {
+				v.DecodeRate = float64(s.DecodedRows-ps.DecodedRows) / span
+				v.DecodeCPU = (s.DecodeSeconds - ps.DecodeSeconds) / span
+			}
+		}
+	}
+	return v
+}
+
+func pct(part, whole float64) float64 { return max(0, min(100, 100*part/whole)) }
+
+func printView(w io.Writer, v statusView) {
+	epochs := fmt.Sprint(v.Epochs)
+	if v.Epochs == 0 {
+		epochs = "endless"
+	}
+	fmt.Fprintf(w, "job %s  pid %s  epochs %s", v.Job, v.PID, epochs)
+	if v.UptimeS > 0 {
+		fmt.Fprintf(w, "  up %s  workers %d", time.Duration(v.UptimeS*float64(time.Second)).Round(time.Second), v.Workers)
+	}
+	if v.Metrics != "" {
+		fmt.Fprintf(w, "  metrics http://%s/metrics", v.Metrics)
+	}
+	fmt.Fprintf(w, "\nread %s rows/s  decode %s rows/s (%.1f cores)\n", si(v.RowsPerS), si(v.DecodeRate), v.DecodeCPU)
+	if c := v.Cache; c != nil {
+		hit := 0.0
+		if c.Hits+c.Misses > 0 {
+			hit = 100 * float64(c.Hits) / float64(c.Hits+c.Misses)
+		}
+		fmt.Fprintf(w, "cache %s: %s of %s (this node's data %s), %d entries, hits %d misses %d (%.0f%%), evictions %d\n",
+			c.Dir, bytesText(c.ResidentBytes), bytesText(c.BudgetBytes), bytesText(c.NodeBytes), c.Entries, c.Hits, c.Misses, hit, c.Evictions)
+	} else {
+		fmt.Fprintln(w, "cache: off")
+	}
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "RANK\tEPOCH\tSTEP\tRING\tSERVE WAIT\tTRAINER WAIT\tROWS/S\tTRAINER")
+	for _, r := range v.Rings {
+		trainer := "none attached"
+		if r.TrainerPID != 0 {
+			trainer = fmt.Sprintf("pid %d", r.TrainerPID)
+		}
+		fmt.Fprintf(tw, "%d\t%d\t%d/%d\t%d/%d\t%.0f%%\t%.0f%%\t%s\t%s\n", r.Rank, r.Epoch, r.Step, r.StepsPerEpoch,
+			r.Occupancy, r.Slots, r.ProducerWaitPct, r.ConsumerWaitPct, si(r.RowsPerS), trainer)
+	}
+	tw.Flush()
+}
+
+func listJobs(w io.Writer, dir string, asJSON bool) error {
+	jobs, err := shm.LiveJobs(dir)
+	if err != nil {
+		return err
+	}
+	type entry struct {
+		Job     string `json:"job"`
+		PID     string `json:"pid"`
+		Ranks   []int  `json:"ranks"`
+		Metrics string `json:"metrics,omitempty"`
+	}
+	out := []entry{}
+	for _, j := range jobs {
+		e := entry{Job: j.Name, PID: j.PID, Ranks: j.Ranks}
+		if st, err := readStatus(dir, j.Name); err == nil {
+			e.Metrics = st.Metrics
+		}
+		out = append(out, e)
+	}
+	if asJSON {
+		return json.NewEncoder(w).Encode(out)
+	}
+	if len(out) == 0 {
+		fmt.Fprintf(w, "no live jobs in %s\n", dir)
+		return nil
+	}
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "JOB\tPID\tRANKS\tMETRICS")
+	for _, e := range out {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", e.Job, e.PID, len(e.Ranks), e.Metrics)
+	}
+	return tw.Flush()
+}
+
+func si(v float64) string {
+	switch {
+	case v >= 1e9:
+		return fmt.Sprintf("%.2fG", v/1e9)
+	case v >= 1e6:
+		return fmt.Sprintf("%.2fM", v/1e6)
+	case v >= 1e3:
+		return fmt.Sprintf("%.1fK", v/1e3)
+	}
+	return fmt.Sprintf("%.0f", v)
+}
+
+func bytesText(n int64) string {
+	const unit = 1024
+	f := float64(n)
+	for _, u := range []string{"B", "KiB", "MiB", "GiB", "TiB"} {
+		if f < unit || u == "TiB" {
+			if u == "B" {
+				return fmt.Sprintf("%d B", n)
+			}
+			return fmt.Sprintf("%.1f %s", f, u)
+		}
+		f /= unit
+	}
+	return ""
+}
+
+func isTerminal(f *os.File) bool {
+	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	return err == nil
+}
+
+// parseStatusFlags: -h prints the usage to stdout and exits 0; a bad flag prints it to
+// stderr.
+func parseStatusFlags(fs *flag.FlagSet, args []string) error {
+	fs.SetOutput(io.Discard)
+	err := fs.Parse(args)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		fs.SetOutput(os.Stdout)
+		fs.Usage()
+		os.Exit(0)
+	case err != nil:
+		fs.SetOutput(os.Stderr)
+		fs.Usage()
+		return err
+	}
+	fs.SetOutput(os.Stderr)
+	return nil
+}
