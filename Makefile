@@ -17,7 +17,7 @@ TORCHREQ := bindings/python/requirements-torch.txt
 export SHMLOADER_BIN := $(BUILD)/bin/shmloader
 export SHMLOADER_LIB := $(BUILD)/lib/libshmloader.so
 
-.PHONY: build go-build c-build venv torch-venv bench-venv demo test test-go test-c test-python test-torch bench bench-report bench-transport bench-producer bench-cachesim fuzz clean distclean
+.PHONY: build go-build c-build venv torch-venv bench-venv demo test test-go test-c test-python test-torch bench bench-report bench-transport bench-torch bench-producer bench-cachesim fuzz clean distclean
 
 build: go-build c-build
 
@@ -92,6 +92,12 @@ $(BVENV)/.installed: bench/requirements.txt bindings/python/pyproject.toml
 bench-transport: build venv
 	$(MAKE) -C bindings/c BUILD=$(BUILD) bench-bin
 	bash bench/transport.sh
+
+# Handoff per batch through shmloader.torch next to the numpy path (and with a pinned
+# ring where CUDA is present): section 5 of bench/transport.sh, in the torch venv.
+bench-torch: build torch-venv
+	$(MAKE) -C bindings/c BUILD=$(BUILD) bench-bin
+	SECTIONS=5 bash bench/transport.sh
 
 # serve against raw arrow-go decoding of the same columns (bench/RESULTS.md).
 bench-producer: build venv

@@ -14,7 +14,7 @@ CBENCH=build/bin/shml-bench
 PY=.venv/bin/python
 ROUNDS=${ROUNDS:-3}
 BATCHES=${BATCHES:-100000}
-SECTIONS=${SECTIONS:-1 2 3 4}
+SECTIONS=${SECTIONS:-1 2 3 4}  # 5 (torch) runs through `make bench-torch`
 want() { [[ " $SECTIONS " == *" $1 "* ]]; }
 export SHMLOADER_SHM_DIR=$(mktemp -d /dev/shm/shmloader-bench.XXXXXX)
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$SHMLOADER_SHM_DIR"' EXIT
@@ -92,5 +92,23 @@ for r in $(seq "$ROUNDS"); do
     ratio=$(awk -v a="$(bps <<<"$line")" -v b="$memcpy" 'BEGIN {printf "%.2f", a / b}')
     echo "round=$r spin_us=$spin $line ratio_to_memcpy=$ratio"
   done
+done
+fi
+
+if want 5; then
+# Needs torch: `make bench-torch` runs this section with the torch tests' venv.
+TPY=${TORCH_PY:-.venv-torch/bin/python}
+echo "== 5. handoff through shmloader.torch next to numpy: alternating blocks of 1000 batches (4 tensors) on one stream, $BATCHES each"
+cuda=$("$TPY" -c 'import torch; print(int(torch.cuda.is_available()))')
+n=$((2 * BATCHES + 2000))
+for r in $(seq "$ROUNDS"); do
+  flags="--depth 64 --rows 1 --row-bytes 8 --batches $n --interval-us 0"
+  echo "round=$r $(run_pair "$flags" "$TPY" bench/handoff.py --api paired --batches "$BATCHES")"
+  if [[ $cuda == 1 ]]; then
+    echo "round=$r $(run_pair "$flags" "$TPY" bench/handoff.py --api paired --pin --batches "$BATCHES")"
+    echo "round=$r $(run_pair "$flags" "$TPY" bench/handoff.py --api paired --device cuda --batches "$BATCHES")"
+  else
+    echo "round=$r api=torch pin: not measured (torch sees no CUDA device here)"
+  fi
 done
 fi
