@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"runtime/pprof"
@@ -17,8 +18,8 @@ import (
 	"github.com/shmloader/shmloader/producer/serve"
 )
 
-func runServe(args []string) error {
-	fs := flag.NewFlagSet("serve", flag.ExitOnError)
+func runServe(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	path := fs.String("config", "", "YAML config file (see --print-config)")
 	printConfig := fs.Bool("print-config", false, "print the documented default config and exit")
 	var opt serve.Options
@@ -27,7 +28,7 @@ func runServe(args []string) error {
 	fs.Uint64Var(&opt.StartStep, "start-step", 0, "start every rank at this step of --start-epoch")
 	resume := fs.String("resume", "", "start every rank where a trainer's saved loader.state_dict() (JSON) says")
 	fs.DurationVar(&opt.DrainTimeout, "drain-timeout", 0, "how long to wait, after the last epoch, for trainers to read everything, and for a new trainer when one leaves mid-stream (0: no limit, a trainer may re-attach at any time)")
-	quiet := fs.Bool("quiet", false, "no start-up summary or status lines on stderr")
+	quiet := fs.Bool("quiet", false, "print nothing but errors: no start-up summary, status or per-rank lines")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile (go tool pprof) of the run to this file")
 	// Overrides of config keys, applied (and checked like the file's values) only when given.
 	overrides := map[string]string{}
@@ -57,20 +58,28 @@ func runServe(args []string) error {
 		fmt.Fprintf(fs.Output(), "usage: shmloader serve --config FILE [flags]\n\n"+
 			"Serves a Parquet dataset to the trainer processes of this host, one ring per rank,\n"+
 			"until the configured epochs are read or SIGINT/SIGTERM. Flags override config keys.\n"+
-			"At the end prints one line per rank: rank=R batches=N rows=M.\n\n")
+			"It writes only to stderr (stdout stays free for the trainers and scripts beside it):\n"+
+			"a start-up summary, a status line every --progress, and at the end one line per\n"+
+			"rank: rank=R batches=N rows=M. --print-config writes the config to stdout.\n\n")
 		fs.PrintDefaults()
 	}
 	// Signals are caught from the start: one during start-up stops it cleanly too.
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	fs.Parse(args)
-	if *printConfig {
-		fmt.Print(config.DefaultYAML)
-		return nil
+	if err := parseFlags(fs, args, stdout, stderr); err != nil {
+		return err
 	}
-	if *path == "" || fs.NArg() > 0 {
+	if *printConfig {
+		_, err := io.WriteString(stdout, config.DefaultYAML)
+		return err
+	}
+	if fs.NArg() > 0 {
 		fs.Usage()
-		return errors.New("--config FILE is required (shmloader serve --print-config shows one)")
+		return usageErrorf("unexpected arguments %q", fs.Args())
+	}
+	if *path == "" {
+		fs.Usage()
+		return usageErrorf("--config FILE is required (shmloader serve --print-config shows one)")
 	}
 	cfg, err := config.Load(*path)
 	if err != nil {
@@ -89,7 +98,7 @@ func runServe(args []string) error {
 			return err
 		}
 	}
-	opt.Log = os.Stderr
+	opt.Log = stderr
 	if *quiet {
 		opt.Log = nil
 	}
@@ -102,8 +111,10 @@ func runServe(args []string) error {
 	}
 	start := time.Now()
 	results, err := serve.Run(ctx, cfg, opt)
-	for _, r := range results {
-		fmt.Println(r)
+	if opt.Log != nil {
+		for _, r := range results {
+			fmt.Fprintln(opt.Log, r)
+		}
 	}
 	if errors.Is(err, context.Canceled) && ctx.Err() != nil {
 		if opt.Log != nil {
