@@ -1,8 +1,10 @@
 package main
 
 import (
+	"flag"
 	"fmt"
-	"os"
+	"io"
+	"slices"
 
 	"github.com/shmloader/shmloader/cache"
 )
@@ -17,14 +19,14 @@ clear  empties DIR. It refuses while a shmloader serve has the cache open (it na
        the process), and a clear that is interrupted leaves a cache serve accepts.
 `
 
-func runCache(args []string) error {
-	if len(args) == 1 && (args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
-		fmt.Print(cacheUsage)
-		return nil
+func runCache(args []string, stdout, stderr io.Writer) error {
+	if slices.ContainsFunc(args, isHelp) {
+		fmt.Fprint(stdout, cacheUsage)
+		return flag.ErrHelp
 	}
 	if len(args) != 2 {
-		fmt.Fprint(os.Stderr, cacheUsage)
-		return fmt.Errorf("want a subcommand (ls or clear) and a cache directory")
+		fmt.Fprint(stderr, cacheUsage)
+		return usageErrorf("want a subcommand (ls or clear) and a cache directory")
 	}
 	dir := args[1]
 	switch args[0] {
@@ -33,15 +35,15 @@ func runCache(args []string) error {
 		if err != nil {
 			return err
 		}
-		_, err = l.WriteTo(os.Stdout)
+		_, err = l.WriteTo(stdout)
 		return err
 	case "clear":
 		if err := cache.Clear(dir); err != nil {
 			return err
 		}
-		fmt.Printf("cache %s: cleared\n", dir)
+		fmt.Fprintf(stdout, "cache %s: cleared\n", dir)
 		return nil
 	}
-	fmt.Fprint(os.Stderr, cacheUsage)
-	return fmt.Errorf("unknown subcommand %q (want ls or clear)", args[0])
+	fmt.Fprint(stderr, cacheUsage)
+	return usageErrorf("unknown subcommand %q (want ls or clear)", args[0])
 }

@@ -3,12 +3,13 @@ package main
 import (
 	"flag"
 	"fmt"
+	"io"
 
 	"github.com/shmloader/shmloader/shm"
 )
 
-func runClean(args []string) error {
-	fs := flag.NewFlagSet("clean", flag.ExitOnError)
+func runClean(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("clean", flag.ContinueOnError)
 	dir := fs.String("dir", "", "segment directory (default $SHMLOADER_SHM_DIR or /dev/shm)")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: shmloader clean [--dir DIR]\n\n"+
@@ -16,17 +17,19 @@ func runClean(args []string) error {
 			"A live producer's files are never touched.\n\n")
 		fs.PrintDefaults()
 	}
-	fs.Parse(args)
+	if err := parseFlags(fs, args, stdout, stderr); err != nil {
+		return err
+	}
 	if fs.NArg() > 0 {
 		fs.Usage()
-		return fmt.Errorf("unexpected arguments %q", fs.Args())
+		return usageErrorf("unexpected arguments %q", fs.Args())
 	}
 	removed, err := shm.Clean(*dir)
 	for _, p := range removed {
-		fmt.Printf("removed %s\n", p)
+		fmt.Fprintf(stdout, "removed %s\n", p)
 	}
 	if err == nil {
-		fmt.Printf("clean: %d stale file(s) removed from %s\n", len(removed), shm.Dir(*dir))
+		fmt.Fprintf(stdout, "clean: %d stale file(s) removed from %s\n", len(removed), shm.Dir(*dir))
 	}
 	return err
 }

@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"os/signal"
 	"syscall"
 	"time"
@@ -14,8 +13,8 @@ import (
 	"github.com/shmloader/shmloader/producer/synthetic"
 )
 
-func runDebugProduce(args []string) error {
-	fs := flag.NewFlagSet("debug-produce", flag.ExitOnError)
+func runDebugProduce(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("debug-produce", flag.ContinueOnError)
 	var c synthetic.Config
 	fs.StringVar(&c.Job, "job", "", "job name (required)")
 	fs.StringVar(&c.Dir, "dir", "", "segment directory (default $SHMLOADER_SHM_DIR or /dev/shm)")
@@ -37,13 +36,15 @@ func runDebugProduce(args []string) error {
 			"At the end prints one line per rank: rank=R batches=N rows=M crc32=XXXXXXXX.\n\n")
 		fs.PrintDefaults()
 	}
-	fs.Parse(args)
-	if c.Job == "" {
+	if err := parseFlags(fs, args, stdout, stderr); err != nil {
+		return err
+	}
+	if c.Job == "" || fs.NArg() > 0 {
 		fs.Usage()
-		return errors.New("--job is required")
+		return usageErrorf("--job NAME is required, and there are no operands")
 	}
 	c.Interval = microseconds(*interval)
-	c.Log = os.Stderr
+	c.Log = stderr
 	if *quiet {
 		c.Log = io.Discard
 	}
@@ -51,7 +52,7 @@ func runDebugProduce(args []string) error {
 	defer stop()
 	results, err := synthetic.Run(ctx, c)
 	for _, r := range results {
-		fmt.Println(r)
+		fmt.Fprintln(stdout, r) // the transport tests read these
 	}
 	if errors.Is(err, context.Canceled) {
 		fmt.Fprintln(c.Log, "debug-produce: stopped by signal; segments removed")

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"slices"
 	"time"
 	"unsafe"
@@ -15,20 +16,28 @@ import (
 
 // runDebugConsume reads a debug-produce stream and reports handoff latency (from the
 // producer's t_ns stamp to the return of Next) and delivered bytes per second.
-func runDebugConsume(args []string) error {
-	fs := flag.NewFlagSet("debug-consume", flag.ExitOnError)
+func runDebugConsume(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("debug-consume", flag.ContinueOnError)
 	job := fs.String("job", "", "job name (required)")
 	rank := fs.Int("rank", 0, "rank to read")
 	dir := fs.String("dir", "", "segment directory (default $SHMLOADER_SHM_DIR or /dev/shm)")
 	batches := fs.Int("batches", 100000, "batches to measure")
 	warmup := fs.Int("warmup", 1000, "batches to skip before measuring")
 	touch := fs.Bool("touch", false, "read every byte of every tensor")
-	fs.Parse(args)
-	if *job == "" {
-		return errors.New("--job is required")
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "usage: shmloader debug-consume --job NAME [flags]\n\n"+
+			"Reads a debug-produce stream; prints one line of handoff latency and throughput.\n\n")
+		fs.PrintDefaults()
+	}
+	if err := parseFlags(fs, args, stdout, stderr); err != nil {
+		return err
+	}
+	if *job == "" || fs.NArg() > 0 {
+		fs.Usage()
+		return usageErrorf("--job NAME is required, and there are no operands")
 	}
 	if *batches < 1 || *warmup < 0 {
-		return errors.New("--batches must be >= 1 and --warmup >= 0")
+		return usageErrorf("--batches must be >= 1 and --warmup >= 0")
 	}
 	c, err := consumer.Attach(*job, *rank, consumer.Options{Dir: *dir, Timeout: 30 * time.Second})
 	if err != nil {
@@ -70,7 +79,7 @@ func runDebugConsume(args []string) error {
 		return errors.New("the stream has no t_ns tensor to measure latency with")
 	}
 	slices.Sort(lat)
-	fmt.Printf("consumer=go batches=%d median_ns=%d p99_ns=%d ns_per_batch=%.0f bytes_per_s=%.0f sink=%d\n",
+	fmt.Fprintf(stdout, "consumer=go batches=%d median_ns=%d p99_ns=%d ns_per_batch=%.0f bytes_per_s=%.0f sink=%d\n",
 		len(lat), lat[len(lat)/2], lat[len(lat)*99/100], secs*1e9/float64(len(lat)), float64(bytes)/secs, sink&1)
 	return nil
 }

@@ -2,27 +2,25 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"os/signal"
 	"syscall"
 
 	"github.com/shmloader/shmloader/producer/gen"
 )
 
-func runGen(args []string) error {
+func runGen(args []string, stdout, stderr io.Writer) error {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	return genCommand(ctx, args, os.Stderr)
+	return genCommand(ctx, args, stdout, stderr)
 }
 
-// genCommand is `shmloader gen`; progress, usage and flag errors go to log.
-func genCommand(ctx context.Context, args []string, log io.Writer) error {
+// genCommand is `shmloader gen`: help asked for goes to stdout; progress, usage errors
+// and flag errors go to log.
+func genCommand(ctx context.Context, args []string, stdout, log io.Writer) error {
 	fs := flag.NewFlagSet("gen", flag.ContinueOnError)
-	fs.SetOutput(log)
 	c := gen.DefaultConfig()
 	fs.StringVar(&c.Out, "out", "", "output directory (required; created if missing)")
 	fs.Int64Var(&c.Rows, "rows", c.Rows, "rows in all")
@@ -44,22 +42,19 @@ func genCommand(ctx context.Context, args []string, log io.Writer) error {
 			"Every value depends only on (seed, id, column): the same flags give the same bytes.\n\n")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
+	if err := parseFlags(fs, args, stdout, log); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		fs.Usage()
-		return fmt.Errorf("unexpected arguments %q", fs.Args())
+		return usageErrorf("unexpected arguments %q", fs.Args())
 	}
 	if c.Out == "" {
 		fs.Usage()
-		return errors.New("--out is required")
+		return usageErrorf("--out is required")
 	}
 	if c.Rows < 1 || c.Files < 1 || c.RowGroupRows < 1 {
-		return fmt.Errorf("--rows, --files and --row-group-rows must be >= 1 (got %d, %d, %d)", c.Rows, c.Files, c.RowGroupRows)
+		return usageErrorf("--rows, --files and --row-group-rows must be >= 1 (got %d, %d, %d)", c.Rows, c.Files, c.RowGroupRows)
 	}
 	progress := log
 	if *quiet {

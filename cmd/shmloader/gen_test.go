@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
+	"flag"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -13,7 +15,7 @@ func TestGenAndInspect(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "data")
 	var log bytes.Buffer
 	err := genCommand(context.Background(), []string{"--out", dir, "--rows", "3000", "--files", "2",
-		"--row-group-rows", "500", "--features", "4", "--categoricals", "2", "--strings", "1", "--compression", "zstd"}, &log)
+		"--row-group-rows", "500", "--features", "4", "--categoricals", "2", "--strings", "1", "--compression", "zstd"}, &log, &log)
 	if err != nil {
 		t.Fatalf("gen: %v\n%s", err, log.String())
 	}
@@ -43,16 +45,18 @@ func TestGenAndInspect(t *testing.T) {
 }
 
 func TestGenInspectUsage(t *testing.T) {
-	var log bytes.Buffer
-	if err := genCommand(context.Background(), []string{"-h"}, &log); err != nil || !strings.Contains(log.String(), "usage: shmloader gen") {
-		t.Errorf("gen -h: %v, %q", err, log.String())
+	var out, log bytes.Buffer
+	if err := genCommand(context.Background(), []string{"-h"}, &out, &log); !errors.Is(err, flag.ErrHelp) ||
+		!strings.Contains(out.String(), "usage: shmloader gen") || log.Len() > 0 {
+		t.Errorf("gen -h: %v, stdout %q, stderr %q", err, out.String(), log.String())
 	}
-	log.Reset()
-	if err := inspectCommand([]string{"--help"}, &log, &log); err != nil || !strings.Contains(log.String(), "usage: shmloader inspect") {
-		t.Errorf("inspect --help: %v, %q", err, log.String())
+	out.Reset()
+	if err := inspectCommand([]string{"--help"}, &out, &log); !errors.Is(err, flag.ErrHelp) ||
+		!strings.Contains(out.String(), "usage: shmloader inspect") || log.Len() > 0 {
+		t.Errorf("inspect --help: %v, stdout %q, stderr %q", err, out.String(), log.String())
 	}
 	for _, args := range [][]string{{}, {"--rows", "10"}, {"--out", t.TempDir(), "--bogus"}, {"--out", t.TempDir(), "--compression", "lzo"}} {
-		if err := genCommand(context.Background(), args, &log); err == nil {
+		if err := genCommand(context.Background(), args, &log, &log); err == nil {
 			t.Errorf("gen %q: no error", args)
 		}
 	}

@@ -1,11 +1,9 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -13,26 +11,26 @@ import (
 	"github.com/shmloader/shmloader/producer/dataset"
 )
 
-func runInspect(args []string) error { return inspectCommand(args, os.Stdout, os.Stderr) }
-
-// inspectCommand is `shmloader inspect`: the report goes to out, usage and errors to log.
+// inspectCommand is `shmloader inspect`: the report (and help asked for) goes to out,
+// usage errors to log.
 func inspectCommand(args []string, out, log io.Writer) error {
 	fs := flag.NewFlagSet("inspect", flag.ContinueOnError)
-	fs.SetOutput(log)
 	rowGroups := fs.Bool("row-groups", false, "also list every row group")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: shmloader inspect DATASET [--row-groups]\n\n"+
 			"Prints a Parquet dataset's files, schema and totals from the footers alone.\n"+
-			"DATASET is a file, a directory of *.parquet files or a glob.\n\n")
+			"DATASET is a file, a directory of *.parquet files or a glob; a relative one is\n"+
+			"relative to the current directory (a dataset named help: ./help).\n\n")
 		fs.PrintDefaults()
 	}
 	// Flags may come before or after DATASET; the flag package stops at the first operand.
 	var operands []string
 	for {
-		if err := fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return nil
-			}
+		if len(operands) > 0 && len(args) == 1 && args[0] == "help" {
+			operands = append(operands, args[0]) // an operand here, not a request for help
+			break
+		}
+		if err := parseFlags(fs, args, out, log); err != nil {
 			return err
 		}
 		if fs.NArg() == 0 {
@@ -43,7 +41,7 @@ func inspectCommand(args []string, out, log io.Writer) error {
 	}
 	if len(operands) != 1 {
 		fs.Usage()
-		return fmt.Errorf("want one DATASET, got %d", len(operands))
+		return usageErrorf("want one DATASET, got %d", len(operands))
 	}
 	d, err := dataset.Open(operands[0])
 	if err != nil {

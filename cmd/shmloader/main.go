@@ -1,56 +1,163 @@
 // Command shmloader serves Parquet data to the trainer processes of a host through
 // shared-memory rings, and manages those rings.
+//
+// Streams: a command's result (inspect's report, serve --print-config, cache ls, help
+// asked for) goes to stdout; everything else (serve's summary, status and per-rank
+// lines, gen's progress, errors, usage after a usage error) goes to stderr, so that
+// stdout stays free for whatever else a launch script runs.
 package main
 
 import (
+	"bytes"
+	"errors"
+	"flag"
 	"fmt"
+	"io"
 	"os"
 )
 
-var commands = []struct {
+// A command's run writes its result to stdout and everything else to stderr. It returns
+// flag.ErrHelp after printing help that was asked for (exit status 0), a usageError when
+// it was called wrongly (exit status 2), and any other error when it failed (1).
+type command struct {
 	name, summary string
-	run           func(args []string) error
+	run           func(args []string, stdout, stderr io.Writer) error
 	hidden        bool
-}{
-	{name: "serve", summary: "serve a Parquet dataset to the trainers of this host", run: runServe},
-	{name: "gen", summary: "write a synthetic Parquet dataset (demos, tests, benchmarks)", run: runGen},
-	{name: "inspect", summary: "print a Parquet dataset's files, schema and totals", run: runInspect},
-	{name: "cache", summary: "show (ls) or empty (clear) a serve cache directory", run: runCache},
-	{name: "status", summary: "show a running job (rings, waits, rates, cache), or list the live jobs", run: runStatus},
-	{name: "clean", summary: "remove shared-memory segments left by dead producers", run: runClean},
-	{name: "debug-produce", summary: "serve a synthetic stream (transport tests and benchmarks)", run: runDebugProduce, hidden: true},
-	{name: "debug-consume", summary: "read a synthetic stream and report latency and throughput", run: runDebugConsume, hidden: true},
 }
 
-func usage() {
-	fmt.Fprintf(os.Stderr, "usage: shmloader COMMAND [flags]\n\ncommands:\n")
+var commands []command
+
+func init() {
+	commands = []command{
+		{name: "serve", summary: "serve a Parquet dataset to the trainers of this host", run: runServe},
+		{name: "gen", summary: "write a synthetic Parquet dataset (demos, tests, benchmarks)", run: runGen},
+		{name: "inspect", summary: "print a Parquet dataset's files, schema and totals", run: inspectCommand},
+		{name: "cache", summary: "show (ls) or empty (clear) a serve cache directory", run: runCache},
+		{name: "status", summary: "show a running job (rings, waits, rates, cache), or list the live jobs", run: runStatus},
+		{name: "clean", summary: "remove shared-memory segments left by dead producers", run: runClean},
+		{name: "help", summary: "show this list, or a command's flags (help COMMAND)", run: runHelp},
+		{name: "debug-produce", summary: "serve a synthetic stream (transport tests and benchmarks)", run: runDebugProduce, hidden: true},
+		{name: "debug-consume", summary: "read a synthetic stream and report latency and throughput", run: runDebugConsume, hidden: true},
+	}
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintf(w, "usage: shmloader COMMAND [flags]\n\ncommands:\n")
 	for _, c := range commands {
 		if !c.hidden {
-			fmt.Fprintf(os.Stderr, "  %-14s %s\n", c.name, c.summary)
+			fmt.Fprintf(w, "  %-14s %s\n", c.name, c.summary)
 		}
 	}
-	fmt.Fprintf(os.Stderr, "\nRun 'shmloader COMMAND -h' for a command's flags.\n")
+	fmt.Fprintf(w, "\nRun 'shmloader COMMAND -h' (or 'shmloader help COMMAND') for a command's flags.\n")
 }
 
-func main() {
-	if len(os.Args) < 2 {
-		usage()
-		os.Exit(2)
+func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
+
+// run is the whole command line; it returns the exit status.
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		usage(stderr)
+		return 2
 	}
-	if a := os.Args[1]; a == "-h" || a == "--help" || a == "help" {
-		usage()
-		return
+	name := args[0]
+	if isHelp(name) {
+		name, args = "help", append([]string{"help"}, args[1:]...)
 	}
-	for _, c := range commands {
-		if c.name == os.Args[1] {
-			if err := c.run(os.Args[2:]); err != nil {
-				fmt.Fprintf(os.Stderr, "shmloader %s: %v\n", c.name, err)
-				os.Exit(1)
-			}
-			return
+	c := lookup(name)
+	if c == nil {
+		fmt.Fprintf(stderr, "shmloader: unknown command %q\n\n", name)
+		usage(stderr)
+		return 2
+	}
+	err := c.run(args[1:], stdout, stderr)
+	var ue usageError
+	switch {
+	case err == nil, errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.As(err, &ue):
+		if ue.err != nil {
+			fmt.Fprintf(stderr, "shmloader %s: %v\n", name, ue.err)
+		}
+		return 2
+	}
+	fmt.Fprintf(stderr, "shmloader %s: %v\n", name, err)
+	return 1
+}
+
+func lookup(name string) *command {
+	for i := range commands {
+		if commands[i].name == name {
+			return &commands[i]
 		}
 	}
-	fmt.Fprintf(os.Stderr, "shmloader: unknown command %q\n\n", os.Args[1])
-	usage()
-	os.Exit(2)
+	return nil
+}
+
+// runHelp is `shmloader help [COMMAND]`: the command list, or that command's usage, on
+// stdout.
+func runHelp(args []string, stdout, stderr io.Writer) error {
+	switch len(args) {
+	case 0:
+		usage(stdout)
+		return flag.ErrHelp
+	case 1:
+		if c := lookup(args[0]); c != nil && c.name != "help" {
+			return c.run([]string{"-h"}, stdout, stderr)
+		}
+		if !isHelp(args[0]) {
+			usage(stderr)
+			return usageError{fmt.Errorf("unknown command %q", args[0])}
+		}
+		usage(stdout)
+		return flag.ErrHelp
+	}
+	usage(stderr)
+	return usageError{fmt.Errorf("want at most one COMMAND, got %q", args)}
+}
+
+// isHelp: the argument asks for help.
+func isHelp(arg string) bool {
+	return arg == "-h" || arg == "-help" || arg == "--help" || arg == "help"
+}
+
+// usageError is a command called wrongly: a bad flag or operand, a missing required
+// flag. main prints err (unless nil: the flag package printed it already) and exits 2.
+type usageError struct{ err error }
+
+func (e usageError) Error() string {
+	if e.err == nil {
+		return "bad usage"
+	}
+	return e.err.Error()
+}
+
+func usageErrorf(format string, args ...any) error {
+	return usageError{fmt.Errorf(format, args...)}
+}
+
+// parseFlags parses a command's flags (fs must be flag.ContinueOnError). Help (-h,
+// -help, --help, or "help" as the only argument) prints fs.Usage to stdout and returns
+// flag.ErrHelp; a bad flag prints the flag package's complaint and fs.Usage to stderr
+// and returns a usageError. Afterwards fs writes to stderr, so that fs.Usage() after a
+// later usage error goes there too.
+func parseFlags(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) error {
+	var buf bytes.Buffer
+	fs.SetOutput(&buf)
+	var err error
+	if len(args) == 1 && args[0] == "help" {
+		fs.Usage()
+		err = flag.ErrHelp
+	} else {
+		err = fs.Parse(args)
+	}
+	fs.SetOutput(stderr)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, flag.ErrHelp):
+		stdout.Write(buf.Bytes())
+		return flag.ErrHelp
+	}
+	stderr.Write(buf.Bytes())
+	return usageError{}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -18,8 +19,8 @@ import (
 	"github.com/shmloader/shmloader/producer/serve"
 )
 
-func runServe(args []string) error {
-	fs := flag.NewFlagSet("serve", flag.ExitOnError)
+func runServe(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	path := fs.String("config", "", "YAML config file (see --print-config)")
 	printConfig := fs.Bool("print-config", false, "print the documented default config and exit")
 	var opt serve.Options
@@ -28,7 +29,7 @@ func runServe(args []string) error {
 	fs.Uint64Var(&opt.StartStep, "start-step", 0, "start every rank at this step of --start-epoch")
 	resume := fs.String("resume", "", "start every rank where a trainer's saved loader.state_dict() (JSON) says")
 	fs.DurationVar(&opt.DrainTimeout, "drain-timeout", 0, "how long to wait, after the last epoch, for trainers to read everything, and for a new trainer when one leaves mid-stream (0: no limit, a trainer may re-attach at any time)")
-	quiet := fs.Bool("quiet", false, "no start-up summary or status lines on stderr")
+	quiet := fs.Bool("quiet", false, "print nothing but errors: no start-up summary, status or per-rank lines")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile (go tool pprof) of the run to this file")
 	var obs observers
 	obs.flags(fs)
@@ -60,7 +61,9 @@ func runServe(args []string) error {
 		fmt.Fprintf(fs.Output(), "usage: shmloader serve --config FILE [flags]\n\n"+
 			"Serves a Parquet dataset to the trainer processes of this host, one ring per rank,\n"+
 			"until the configured epochs are read or SIGINT/SIGTERM. Flags override config keys.\n"+
-			"At the end prints one line per rank: rank=R batches=N rows=M.\n\n")
+			"It writes only to stderr (stdout stays free for the trainers and scripts beside it):\n"+
+			"a start-up summary, a status line every --progress, and at the end one line per\n"+
+			"rank: rank=R batches=N rows=M. --print-config writes the config to stdout.\n\n")
 		fs.PrintDefaults()
 	}
 	// A log line to a reader that went away (a launcher's pipe, `| head`) must not kill
@@ -69,16 +72,22 @@ func runServe(args []string) error {
 	// Signals are caught from the start: one during start-up stops it cleanly too.
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	fs.Parse(args)
+	if err := parseFlags(fs, args, stdout, stderr); err != nil {
+		return err
+	}
 	if *printConfig {
-		fmt.Print(config.DefaultYAML)
-		return nil
+		_, err := io.WriteString(stdout, config.DefaultYAML)
+		return err
 	}
-	if *path == "" || fs.NArg() > 0 {
+	if fs.NArg() > 0 {
 		fs.Usage()
-		return errors.New("--config FILE is required (shmloader serve --print-config shows one)")
+		return usageErrorf("unexpected arguments %q", fs.Args())
 	}
-	log, err := obs.logger(os.Stderr)
+	if *path == "" {
+		fs.Usage()
+		return usageErrorf("--config FILE is required (shmloader serve --print-config shows one)")
+	}
+	log, err := obs.logger(stderr)
 	if err != nil {
 		return err
 	}
@@ -88,13 +97,13 @@ func runServe(args []string) error {
 		return err
 	}
 	defer obs.stop()
-	err = serveConfig(ctx, *path, overrides, *resume, *quiet, *cpuProfile, &opt, &obs, log)
+	err = serveConfig(ctx, *path, overrides, *resume, *quiet, *cpuProfile, &opt, &obs, log, stderr)
 	obs.fail(err)
 	return err
 }
 
 func serveConfig(ctx context.Context, path string, overrides map[string]string, resume string, quiet bool,
-	cpuProfile string, opt *serve.Options, obs *observers, log *slog.Logger) error {
+	cpuProfile string, opt *serve.Options, obs *observers, log *slog.Logger, stderr io.Writer) error {
 	cfg, err := config.Load(path)
 	if err != nil {
 		return err
@@ -134,7 +143,13 @@ func serveConfig(ctx context.Context, path string, overrides map[string]string, 
 	start := time.Now()
 	results, err := serve.Run(ctx, cfg, *opt)
 	for _, r := range results {
-		fmt.Println(r)
+		// The per-rank lines, on stderr as they are ("rank=R batches=N rows=M"), or as
+		// records in a structured log.
+		if obs.logFormat != "human" {
+			log.Info(r.String(), "rank", r.Rank, "batches", r.Batches, "rows", r.Rows)
+		} else if !quiet {
+			fmt.Fprintln(stderr, r)
+		}
 	}
 	if errors.Is(err, context.Canceled) && ctx.Err() != nil {
 		log.Info("stopped (by a signal, or its launcher went away); segments removed")

@@ -22,7 +22,7 @@ import (
 	"github.com/shmloader/shmloader/shm"
 )
 
-func runStatus(args []string) error {
+func runStatus(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("status", flag.ContinueOnError)
 	dir := fs.String("dir", "", "segment directory (default $SHMLOADER_SHM_DIR or /dev/shm)")
 	once := fs.Bool("once", false, "print once and exit (the default when stdout is not a terminal)")
@@ -51,7 +51,7 @@ func runStatus(args []string) error {
 	// Flags may come before or after JOB.
 	var pos []string
 	for {
-		if err := parseStatusFlags(fs, args); err != nil {
+		if err := parseFlags(fs, args, stdout, stderr); err != nil {
 			return err
 		}
 		if fs.NArg() == 0 {
@@ -61,17 +61,17 @@ func runStatus(args []string) error {
 	}
 	if len(pos) > 1 || *interval <= 0 {
 		fs.Usage()
-		return errors.New("want at most one JOB and an --interval above 0")
+		return usageErrorf("want at most one JOB and an --interval above 0")
 	}
 	d := shm.Dir(*dir)
 	if len(pos) == 0 {
-		return listJobs(os.Stdout, d, *asJSON)
+		return listJobs(stdout, d, *asJSON)
 	}
 	job := pos[0]
 	if err := shm.ValidateJob(job); err != nil {
 		return err
 	}
-	live := !*once && !*asJSON && isTerminal(os.Stdout)
+	live := !*once && !*asJSON && isTerminal(stdout)
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	prev, err := observe(d, job)
@@ -87,7 +87,7 @@ func runStatus(args []string) error {
 		cur, err := observe(d, job)
 		if err != nil {
 			if live && errors.Is(err, errNotLive) {
-				fmt.Printf("\njob %q ended\n", job)
+				fmt.Fprintf(stdout, "\njob %q ended\n", job)
 				return nil
 			}
 			return err
@@ -95,15 +95,15 @@ func runStatus(args []string) error {
 		view := compare(prev, cur)
 		switch {
 		case *asJSON:
-			enc := json.NewEncoder(os.Stdout)
+			enc := json.NewEncoder(stdout)
 			enc.SetIndent("", "  ")
 			return enc.Encode(view)
 		case !live:
-			printView(os.Stdout, view)
+			printView(stdout, view)
 			return nil
 		}
-		fmt.Print("\x1b[H\x1b[2J")
-		printView(os.Stdout, view)
+		fmt.Fprint(stdout, "\x1b[H\x1b[2J")
+		printView(stdout, view)
 		prev = cur
 	}
 }
@@ -335,26 +335,11 @@ func bytesText(n int64) string {
 	return ""
 }
 
-func isTerminal(f *os.File) bool {
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
 	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
 	return err == nil
-}
-
-// parseStatusFlags: -h prints the usage to stdout and exits 0; a bad flag prints it to
-// stderr.
-func parseStatusFlags(fs *flag.FlagSet, args []string) error {
-	fs.SetOutput(io.Discard)
-	err := fs.Parse(args)
-	switch {
-	case errors.Is(err, flag.ErrHelp):
-		fs.SetOutput(os.Stdout)
-		fs.Usage()
-		os.Exit(0)
-	case err != nil:
-		fs.SetOutput(os.Stderr)
-		fs.Usage()
-		return err
-	}
-	fs.SetOutput(os.Stderr)
-	return nil
 }

@@ -59,10 +59,63 @@ func generic(path string) string {
 	return path
 }
 
-// TestDefaultYAMLCoversGrammar: every key of default.yaml is in the grammar, every struct
-// field is set by some key default.yaml writes, and the rest is documented in comments.
+// withExamples is DefaultYAML with its commented-out examples switched on: a comment
+// line "# key:" at the start of a line, followed by the lines "#  ..." of its value,
+// replaces the "key: ..." line that comes after them. It fails the test if there is no
+// example, or an example is not followed by its key.
+func withExamples(t testing.TB) string {
+	t.Helper()
+	start := regexp.MustCompile(`^# ([a-z_]+):$`)
+	lines := strings.Split(DefaultYAML, "\n")
+	var out []string
+	examples := 0
+	for i := 0; i < len(lines); i++ {
+		m := start.FindStringSubmatch(lines[i])
+		if m == nil {
+			out = append(out, lines[i])
+			continue
+		}
+		out = append(out, m[1]+":")
+		for i+1 < len(lines) && strings.HasPrefix(lines[i+1], "#  ") {
+			i++
+			out = append(out, lines[i][2:])
+		}
+		if i+1 >= len(lines) || !strings.HasPrefix(lines[i+1], m[1]+":") {
+			t.Fatalf("default.yaml:%d: the example of %s is not followed by the line of %s", i+1, m[1], m[1])
+		}
+		i++ // the key's own line, which the example replaces
+		examples++
+	}
+	if examples == 0 {
+		t.Fatal("default.yaml has no commented-out example")
+	}
+	return strings.Join(out, "\n")
+}
+
+// TestDefaultYAMLServesEveryRow: what --print-config prints keeps every row (no filter),
+// and its commented-out filter example is valid.
+func TestDefaultYAMLServesEveryRow(t *testing.T) {
+	c := mustParse(t, DefaultYAML)
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Filter) != 0 {
+		t.Errorf("default.yaml has an active filter: %+v", c.Filter)
+	}
+	ex := mustParse(t, withExamples(t))
+	if err := ex.Validate(); err != nil {
+		t.Fatalf("default.yaml with its examples: %v", err)
+	}
+	if len(ex.Filter) != 3 {
+		t.Errorf("the filter example has %d predicates, want 3", len(ex.Filter))
+	}
+}
+
+// TestDefaultYAMLCoversGrammar: every key of default.yaml (with its commented-out
+// examples switched on) is in the grammar, every struct field is set by some key it
+// writes, and the rest is documented in comments.
 func TestDefaultYAMLCoversGrammar(t *testing.T) {
-	c, err := Parse([]byte(DefaultYAML), "default.yaml")
+	c, err := Parse([]byte(withExamples(t)), "default.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,7 @@ import (
 )
 
 func TestHashInput(t *testing.T) {
-	base := DefaultYAML
+	base := withExamples(t) // the filter example too
 	h0 := mustParse(t, base).HashInput()
 	if !bytes.Equal(h0, mustParse(t, base).HashInput()) {
 		t.Fatal("HashInput differs between two parses of one file")
@@ -95,7 +95,7 @@ func replaceOnce(t *testing.T, s, old, new string) string {
 // RowHashInput, which keys cache entries, changes with what makes a row group's bytes
 // and with nothing that only reorders rows.
 func TestRowHashInput(t *testing.T) {
-	base := DefaultYAML
+	base := withExamples(t) // the filter example too
 	h0 := mustParse(t, base).RowHashInput()
 	for _, e := range [][2]string{
 		{"\nseed: 0\n", "\nseed: 1\n"}, {"\nbatch_size: 1024", "\nbatch_size: 512"}, {"window: 4", "window: 2"},

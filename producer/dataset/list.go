@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 )
 
 // listFiles resolves a pattern to regular files sorted by path: a file is itself, a
@@ -27,7 +28,11 @@ func listFiles(pattern string) ([]string, error) {
 	} else {
 		st, err := os.Stat(pattern)
 		if err != nil {
-			return nil, &Error{Op: "open", Path: pattern, RowGroup: -1, Err: pathless(err)}
+			err = pathless(err)
+			if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+				err = resolvedAgainstCwd(pattern, err)
+			}
+			return nil, &Error{Op: "open", Path: pattern, RowGroup: -1, Err: err}
 		}
 		if !st.IsDir() {
 			return []string{pattern}, nil
@@ -53,10 +58,26 @@ func listFiles(pattern string) ([]string, error) {
 		}
 	}
 	if len(files) == 0 {
-		return nil, &Error{Op: "open", Path: pattern, RowGroup: -1, Err: kindf(ErrNoFiles, "no Parquet files match")}
+		err := resolvedAgainstCwd(pattern, kindf(ErrNoFiles, "no Parquet files match"))
+		return nil, &Error{Op: "open", Path: pattern, RowGroup: -1, Err: err}
 	}
 	sort.Strings(files)
 	return files, nil
+}
+
+// resolvedAgainstCwd adds to err, a failure to find the files of pattern, where a
+// relative pattern was looked for: "(relative to the current directory /home/u/run:
+// /home/u/run/data/x)". Relative patterns are resolved against the process's current
+// directory, wherever they were written (a config file included).
+func resolvedAgainstCwd(pattern string, err error) error {
+	if filepath.IsAbs(pattern) {
+		return err
+	}
+	wd, werr := os.Getwd()
+	if werr != nil {
+		return fmt.Errorf("%w (relative to the current directory, which cannot be found: %v)", err, werr)
+	}
+	return fmt.Errorf("%w (relative to the current directory %s: %s)", err, wd, filepath.Join(wd, pattern))
 }
 
 // pathless drops the *fs.PathError around err: Error already names the path.

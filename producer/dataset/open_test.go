@@ -2,6 +2,7 @@ package dataset
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -200,5 +201,31 @@ func TestIdentityIgnoresHowThePathIsSpelled(t *testing.T) {
 	d, err := Open(filepath.Join(root, "copy"))
 	if err != nil || d.Files[0].Identity() == ids[dir] {
 		t.Fatalf("a copy of the file has the same identity (%v)", err)
+	}
+}
+
+// TestOpenRelativeNotFound: a relative pattern that finds nothing names the current
+// directory it was resolved against and the absolute path it tried.
+func TestOpenRelativeNotFound(t *testing.T) {
+	wd := t.TempDir()
+	t.Chdir(wd)
+	os.Mkdir("empty", 0o755)
+	for _, c := range []struct {
+		pattern string
+		want    error
+	}{
+		{"data/x", fs.ErrNotExist},
+		{"data/x/*.parquet", ErrNoFiles},
+		{"empty", ErrNoFiles},
+	} {
+		_, err := Open(c.pattern)
+		want := fmt.Sprintf("(relative to the current directory %s: %s)", wd, filepath.Join(wd, c.pattern))
+		if !errors.Is(err, c.want) || err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Open(%s) = %v, want %v saying %q", c.pattern, err, c.want, want)
+		}
+	}
+	abs := filepath.Join(wd, "none")
+	if _, err := Open(abs); err == nil || strings.Contains(err.Error(), "relative") {
+		t.Errorf("Open(%s) = %v: an absolute path is not relative to anything", abs, err)
 	}
 }

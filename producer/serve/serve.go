@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/shmloader/shmloader/producer/config"
-	"github.com/shmloader/shmloader/producer/dataset"
 	"github.com/shmloader/shmloader/producer/plan"
 	"github.com/shmloader/shmloader/ring"
 )
@@ -76,7 +75,7 @@ func Run(ctx context.Context, cfg *config.Config, opt Options) ([]Result, error)
 		return nil, err
 	}
 	s := &server{cfg: cfg, opt: opt, log: opt.logger(), started: time.Now(), queue: newQueue(), orders: map[uint64]*nodeOrder{}}
-	ds, err := dataset.Open(cfg.Dataset)
+	ds, err := openDataset(cfg)
 	if err != nil {
 		return nil, err
 	}

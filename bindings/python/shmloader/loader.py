@@ -778,7 +778,14 @@ def attach(
         # keep waiting while time is left.
         retry = rc in (_lib.ETIMEOUT, _lib.EGONE)
         if not retry or (deadline is not None and time.monotonic() >= deadline):
-            detail = f" (no live producer in {where} after {timeout:g} s)" if retry else ""
+            detail = ""
+            if retry:
+                from ._jobs import describe  # only on this error path
+
+                detail = (
+                    f" (no live producer for job {job!r} in {where} after {timeout:g} s; "
+                    f"{describe(where, job)})"
+                )
             raise error_for(
                 rc,
                 _lib.strerror(rc) + detail,

@@ -143,9 +143,10 @@ class Serve(Child):
         return {k: int(v or 0) for k, v in m.groupdict().items()}
 
     def results(self) -> dict[int, tuple[int, int]]:
-        """rank -> (batches, rows), from the `rank=R batches=N rows=M` lines."""
+        """rank -> (batches, rows), from the `rank=R batches=N rows=M` lines (on stderr:
+        serve writes nothing to stdout)."""
         found = {}
-        for line in self.stdout.splitlines():
+        for line in self.stderr.splitlines():
             m = RESULT_RE.match(line.strip())
             if m:
                 found[int(m.group(1))] = (int(m.group(2)), int(m.group(3)))

@@ -124,6 +124,8 @@ def test_every_kept_row_once_per_epoch_minus_the_reported_tail(run, table):
         assert [(b["epoch"], b["step"]) for b in res.batches] == want, r
         assert all(b["rows"] == BATCH for b in res.batches)
     assert serve.results() == {r: (steps * EPOCHS, steps * EPOCHS * BATCH) for r in range(RANKS)}
+    # Everything serve says goes to stderr: stdout is left to the scripts around it.
+    assert serve.stdout == "", serve.stdout
 
     kept_set = set(kept.tolist())
     orders = []

@@ -1,0 +1,270 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/shmloader/shmloader/consumer"
+	"github.com/shmloader/shmloader/producer/config"
+)
+
+// The test binary is also the command: with runMainEnv set it runs main, so the tests
+// see real exit statuses and the real stdout and stderr of the process.
+const runMainEnv = "SHMLOADER_TEST_RUN_MAIN"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(runMainEnv) == "1" {
+		main()
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+type outcome struct {
+	code           int
+	stdout, stderr string
+}
+
+// shmloader runs the command in dir ("" = this one) and returns what it did.
+func shmloader(t *testing.T, dir string, timeout time.Duration, args ...string) outcome {
+	t.Helper()
+	o, err := runCommand(dir, timeout, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return o
+}
+
+func runCommand(dir string, timeout time.Duration, args ...string) (outcome, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, os.Args[0], args...)
+	cmd.Dir = dir
+	// Under -race a process that exits 0 waits a second for late reports; not here.
+	cmd.Env = append(cmd.Environ(), runMainEnv+"=1", "GORACE=atexit_sleep_ms=0")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if err != nil && !errors.As(err, &ee) {
+		return outcome{}, fmt.Errorf("shmloader %q: %w", args, err)
+	}
+	if ctx.Err() != nil {
+		return outcome{}, fmt.Errorf("shmloader %q still running after %v\nstderr: %s", args, timeout, stderr.String())
+	}
+	return outcome{cmd.ProcessState.ExitCode(), stdout.String(), stderr.String()}, nil
+}
+
+func (o outcome) String() string {
+	return fmt.Sprintf("exit %d\nstdout: %q\nstderr: %q", o.code, o.stdout, o.stderr)
+}
+
+// TestHelp: help asked for, at the top level and of every command, goes to stdout with
+// exit status 0 and nothing on stderr.
+func TestHelp(t *testing.T) {
+	top := [][]string{{"-h"}, {"--help"}, {"-help"}, {"help"}, {"help", "help"}}
+	for _, args := range top {
+		o := shmloader(t, "", time.Minute, args...)
+		if o.code != 0 || !strings.Contains(o.stdout, "usage: shmloader COMMAND") || !strings.Contains(o.stdout, "serve") || o.stderr != "" {
+			t.Errorf("shmloader %q: %v", args, o)
+		}
+	}
+	for _, c := range commands {
+		if c.name == "help" {
+			continue
+		}
+		want := "usage: shmloader " + c.name
+		for _, args := range [][]string{{c.name, "-h"}, {c.name, "--help"}, {c.name, "-help"}, {c.name, "help"}, {"help", c.name}, {"--help", c.name}} {
+			o := shmloader(t, "", time.Minute, args...)
+			if o.code != 0 || !strings.Contains(o.stdout, want) || o.stderr != "" {
+				t.Errorf("shmloader %q: %v", args, o)
+			}
+		}
+	}
+}
+
+// TestUsageErrors: a command called wrongly says so on stderr, with the usage, and exits
+// 2; stdout stays empty.
+func TestUsageErrors(t *testing.T) {
+	cases := []struct {
+		args []string
+		want string // on stderr
+	}{
+		{nil, "usage: shmloader COMMAND"},
+		{[]string{"bogus"}, `unknown command "bogus"`},
+		{[]string{"help", "bogus"}, `unknown command "bogus"`},
+		{[]string{"serve"}, "--config FILE is required"},
+		{[]string{"serve", "--bogus"}, "flag provided but not defined: -bogus"},
+		{[]string{"serve", "--config", "c.yaml", "extra"}, `unexpected arguments ["extra"]`},
+		{[]string{"gen"}, "--out is required"},
+		{[]string{"gen", "--rows"}, "flag needs an argument: -rows"},
+		{[]string{"inspect"}, "want one DATASET, got 0"},
+		{[]string{"inspect", "a", "help"}, "want one DATASET, got 2"},
+		{[]string{"cache"}, "want a subcommand"},
+		{[]string{"cache", "rm", "dir"}, `unknown subcommand "rm"`},
+		{[]string{"clean", "extra"}, `unexpected arguments ["extra"]`},
+		{[]string{"debug-produce"}, "--job NAME is required"},
+		{[]string{"debug-consume", "--rank", "x"}, `invalid value "x" for flag -rank`},
+	}
+	for _, c := range cases {
+		o := shmloader(t, "", time.Minute, c.args...)
+		if o.code != 2 || !strings.Contains(o.stderr, c.want) || !strings.Contains(o.stderr, "usage: shmloader") || o.stdout != "" {
+			t.Errorf("shmloader %q: want exit 2 and %q on stderr; got %v", c.args, c.want, o)
+		}
+	}
+}
+
+// TestPrintConfigServesEveryRow: the printed config keeps every row (no filter), and
+// given a dataset path it serves all of them; serve writes nothing to stdout, its
+// summary and per-rank lines go to stderr.
+func TestPrintConfigServesEveryRow(t *testing.T) {
+	o := shmloader(t, "", time.Minute, "serve", "--print-config")
+	if o.code != 0 || o.stderr != "" {
+		t.Fatalf("serve --print-config: %v", o)
+	}
+	cfg, err := config.Parse([]byte(o.stdout), "printed")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.Filter) != 0 {
+		t.Fatalf("the printed config filters rows: %+v", cfg.Filter)
+	}
+
+	// The default columns of gen, which the printed outputs name; 4 row groups of one
+	// batch each, so that drop_last drops nothing.
+	tmp := t.TempDir()
+	data := filepath.Join(tmp, "data")
+	const rows = 4096
+	if err := genCommand(context.Background(), []string{"--out", data, "--rows", fmt.Sprint(rows), "--files", "2",
+		"--row-group-rows", "1024", "--quiet"}, os.Stderr, os.Stderr); err != nil {
+		t.Fatal(err)
+	}
+	text := regexp.MustCompile(`(?m)^dataset: .*$`).ReplaceAllString(o.stdout, "dataset: "+data)
+	if text == o.stdout {
+		t.Fatal("the printed config has no dataset line")
+	}
+	path := filepath.Join(tmp, "train.yaml")
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	shmDir := segmentDir(t)
+	job := fmt.Sprintf("cli-%d", os.Getpid())
+
+	type result struct {
+		o   outcome
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		o, err := runCommand("", 2*time.Minute, "serve", "--config", path, "--dir", shmDir, "--job", job, "--progress", "100ms")
+		done <- result{o, err}
+	}()
+	c, err := consumer.Attach(job, 0, consumer.Options{Dir: shmDir, Timeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen, n := make([]int, rows), 0
+	for {
+		b, err := c.Next(time.Minute)
+		if errors.Is(err, consumer.ErrEndOfEpoch) {
+			continue
+		}
+		if errors.Is(err, consumer.ErrEndOfStream) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids, ok := b.Tensor("ids")
+		if !ok {
+			t.Fatal("no ids tensor")
+		}
+		for _, id := range ids.Int64s() {
+			seen[id]++
+			n++
+		}
+		c.Release(b)
+	}
+	c.Close()
+	r := <-done
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	if o = r.o; o.code != 0 {
+		t.Fatalf("serve: %v", o)
+	}
+	if n != rows {
+		t.Errorf("served %d rows of %d", n, rows)
+	}
+	for id, k := range seen {
+		if k != 1 {
+			t.Fatalf("id %d served %d times", id, k)
+		}
+	}
+	if o.stdout != "" {
+		t.Errorf("serve wrote to stdout: %q", o.stdout)
+	}
+	for _, want := range []string{"serve: epoch: 4 global batches", "rank=0 batches=4 rows=4096\n", "serve: done in"} {
+		if !strings.Contains(o.stderr, want) {
+			t.Errorf("serve's stderr lacks %q:\n%s", want, o.stderr)
+		}
+	}
+}
+
+// TestRelativeDatasetNotFound: a relative dataset that matches nothing names the
+// directory it was resolved against and the absolute path tried, from a flag and from a
+// config file in another directory.
+func TestRelativeDatasetNotFound(t *testing.T) {
+	run := t.TempDir()
+	cfgDir := filepath.Join(t.TempDir(), "configs")
+	if err := os.MkdirAll(filepath.Join(cfgDir, "data", "x"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(cfgDir, "train.yaml")
+	if err := os.WriteFile(path, []byte("dataset: data/x\noutputs: {id: id}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	shmDir := segmentDir(t)
+
+	o := shmloader(t, run, time.Minute, "serve", "--config", path, "--dir", shmDir, "--dataset", "data/x/*.parquet")
+	want := fmt.Sprintf("open data/x/*.parquet: no Parquet files match (relative to the current directory %s: %s)",
+		run, filepath.Join(run, "data/x/*.parquet"))
+	if o.code != 1 || !strings.Contains(o.stderr, want) || o.stdout != "" {
+		t.Errorf("--dataset: want exit 1 and %q; got %v", want, o)
+	}
+
+	o = shmloader(t, run, time.Minute, "serve", "--config", path, "--dir", shmDir)
+	for _, want := range []string{
+		path + ":1: dataset: open data/x: no such file or directory",
+		fmt.Sprintf("(relative to the current directory %s: %s)", run, filepath.Join(run, "data/x")),
+		"not to the config file's directory " + cfgDir,
+		filepath.Join(cfgDir, "data/x") + " exists",
+	} {
+		if o.code != 1 || !strings.Contains(o.stderr, want) {
+			t.Errorf("dataset in the config: want exit 1 and %q; got %v", want, o)
+		}
+	}
+}
+
+// segmentDir is a fresh directory for ring segments, in /dev/shm where there is one.
+func segmentDir(t *testing.T) string {
+	base := "/dev/shm"
+	if st, err := os.Stat(base); err != nil || !st.IsDir() {
+		base = ""
+	}
+	dir, err := os.MkdirTemp(base, "shmloader-cli-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
+}

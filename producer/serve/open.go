@@ -1,0 +1,49 @@
+package serve
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/shmloader/shmloader/producer/config"
+	"github.com/shmloader/shmloader/producer/dataset"
+)
+
+// openDataset opens cfg's dataset. A relative path is resolved against the current
+// directory (the dataset error names the absolute path it tried), also when it was
+// written in a config file in another directory: then the error names the config line
+// and says so, and names the path beside the config file if that one exists.
+func openDataset(cfg *config.Config) (*dataset.Dataset, error) {
+	ds, err := dataset.Open(cfg.Dataset)
+	if err == nil {
+		return ds, nil
+	}
+	line := cfg.Lines["dataset"] // 0 when a flag set it
+	notFound := errors.Is(err, dataset.ErrNoFiles) || errors.Is(err, fs.ErrNotExist)
+	if line == 0 || cfg.Source == "" || filepath.IsAbs(cfg.Dataset) || !notFound {
+		return nil, err
+	}
+	cfgDir, derr := filepath.Abs(filepath.Dir(cfg.Source))
+	wd, werr := os.Getwd()
+	if derr == nil && werr == nil && cfgDir != wd {
+		note := "a relative dataset in a config is relative to the current directory, not to the config file's directory " + cfgDir
+		if beside := filepath.Join(cfgDir, cfg.Dataset); exists(beside) {
+			note += fmt.Sprintf(", where %s exists (write that path, or run serve in %s)", beside, cfgDir)
+		}
+		err = fmt.Errorf("%w; %s", err, note)
+	}
+	return nil, &config.Error{File: cfg.Source, Line: line, Path: "dataset", Err: err}
+}
+
+// exists: path names a file or directory, or, as a glob, matches something.
+func exists(path string) bool {
+	if strings.ContainsAny(path, "*?[") {
+		m, err := filepath.Glob(path)
+		return err == nil && len(m) > 0
+	}
+	_, err := os.Stat(path)
+	return err == nil
+}
