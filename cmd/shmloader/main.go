@@ -17,6 +17,7 @@ var commands = []struct {
 	{name: "inspect", summary: "print a Parquet dataset's files, schema and totals", run: runInspect},
 	{name: "cache", summary: "show (ls) or empty (clear) a serve cache directory", run: runCache},
 	{name: "clean", summary: "remove shared-memory segments left by dead producers", run: runClean},
+	{name: "version", summary: "print the version of shmloader and of its formats (ring, C ABI, plan, cache)", run: runVersion},
 	{name: "debug-produce", summary: "serve a synthetic stream (transport tests and benchmarks)", run: runDebugProduce, hidden: true},
 	{name: "debug-consume", summary: "read a synthetic stream and report latency and throughput", run: runDebugConsume, hidden: true},
 }
@@ -39,6 +40,9 @@ func main() {
 	if a := os.Args[1]; a == "-h" || a == "--help" || a == "help" {
 		usage()
 		return
+	}
+	if a := os.Args[1]; a == "--version" || a == "-version" {
+		os.Args[1] = "version"
 	}
 	for _, c := range commands {
 		if c.name == os.Args[1] {

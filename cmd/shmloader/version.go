@@ -1,0 +1,35 @@
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/shmloader/shmloader/cache"
+	"github.com/shmloader/shmloader/producer/plan"
+	"github.com/shmloader/shmloader/ring"
+)
+
+// Version is shmloader's release. bindings/python/shmloader/__init__.py's __version__ is
+// the same string (TestVersionMatchesPython), so the wheel's command and package agree.
+const Version = "0.1.0"
+
+// cABIVersion mirrors SHML_ABI_VERSION of bindings/c/shmloader.h, the C library this
+// release ships (TestCABIVersionMatchesHeader); the command itself does not link it.
+const cABIVersion = 2
+
+// versionLine is what `shmloader --version` prints: the release and the version of each
+// format a peer must agree on.
+func versionLine() string {
+	return fmt.Sprintf("shmloader %s (ring protocol %d, C ABI %d, plan %d, cache format %d)",
+		Version, ring.Version, cABIVersion, plan.Version, cache.FormatVersion)
+}
+
+// runVersion is `shmloader version` (also spelled --version and -version): the version
+// line on stdout.
+func runVersion(args []string) error {
+	if len(args) > 0 {
+		return fmt.Errorf("takes no arguments, got %q", args)
+	}
+	_, err := fmt.Fprintln(os.Stdout, versionLine())
+	return err
+}
