@@ -8,6 +8,8 @@ PY      := $(VENV)/bin/python
 GO      ?= go
 GOFLAGS_TEST ?= -race -count=1
 PYREQ   := bindings/python/requirements.txt
+DIST    := $(BUILD)/dist
+WHEEL_SRC := $(BUILD)/wheel/src
 BVENV   := $(CURDIR)/.venv-bench
 BPY     := $(BVENV)/bin/python
 TVENV   := $(CURDIR)/.venv-torch
@@ -17,7 +19,7 @@ TORCHREQ := bindings/python/requirements-torch.txt
 export SHMLOADER_BIN := $(BUILD)/bin/shmloader
 export SHMLOADER_LIB := $(BUILD)/lib/libshmloader.so
 
-.PHONY: build go-build c-build venv torch-venv bench-venv demo test test-go test-c test-python test-torch bench bench-report bench-transport bench-torch bench-producer bench-cachesim fuzz clean distclean
+.PHONY: build go-build c-build venv wheel torch-venv bench-venv demo test test-go test-c test-python test-torch bench bench-report bench-transport bench-torch bench-producer bench-cachesim fuzz clean distclean
 
 build: go-build c-build
 
@@ -38,6 +40,19 @@ $(VENV)/.installed: $(PYREQ) bindings/python/pyproject.toml
 	$(PY) -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e bindings/python
 	touch $@
 
+# A platform wheel (py3-none-linux_x86_64) in build/dist: the Python package with
+# libshmloader.so and a static shmloader binary (CGO_ENABLED=0) in shmloader/bin, which the
+# wheel's `shmloader` console script runs. It is built from a copy of the package in
+# build/wheel/src, so the source tree never holds a binary that an editable install would run.
+wheel: c-build venv
+	rm -rf $(BUILD)/wheel $(DIST)
+	mkdir -p $(WHEEL_SRC)/shmloader/bin $(DIST)
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags='-s -w' -o $(WHEEL_SRC)/shmloader/bin/shmloader ./cmd/shmloader
+	cp bindings/python/pyproject.toml bindings/python/setup.py bindings/python/README.md $(WHEEL_SRC)/
+	cp bindings/python/shmloader/*.py bindings/python/shmloader/py.typed $(BUILD)/lib/libshmloader.so $(WHEEL_SRC)/shmloader/
+	$(PY) -m pip wheel --quiet --disable-pip-version-check --no-deps --no-build-isolation --wheel-dir $(DIST) $(WHEEL_SRC)
+	@ls -l $(DIST)/*.whl
+
 # The main job on the synthetic default dataset (generated once into build/demo-data):
 # `shmloader serve` and two Python trainer processes.
 demo: build venv
@@ -51,7 +66,7 @@ test-go: go-build c-build
 test-c: go-build
 	$(MAKE) -C bindings/c BUILD=$(BUILD) test
 
-test-python: build venv
+test-python: build venv wheel
 	$(PY) -m pytest -q bindings/python/tests --ignore=bindings/python/tests/with_torch
 
 # The PyTorch tests (bindings/python/tests/with_torch): a real training loop, DataLoader, DDP

@@ -35,6 +35,7 @@ func init() {
 		{name: "cache", summary: "show (ls) or empty (clear) a serve cache directory", run: runCache},
 		{name: "status", summary: "show a running job (rings, waits, rates, cache), or list the live jobs", run: runStatus},
 		{name: "clean", summary: "remove shared-memory segments left by dead producers", run: runClean},
+		{name: "version", summary: "print the version of shmloader and of its formats (ring, C ABI, plan, cache)", run: runVersion},
 		{name: "help", summary: "show this list, or a command's flags (help COMMAND)", run: runHelp},
 		{name: "debug-produce", summary: "serve a synthetic stream (transport tests and benchmarks)", run: runDebugProduce, hidden: true},
 		{name: "debug-consume", summary: "read a synthetic stream and report latency and throughput", run: runDebugConsume, hidden: true},
@@ -60,6 +61,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	name := args[0]
+	if name == "--version" || name == "-version" {
+		name = "version"
+	}
 	if isHelp(name) {
 		name, args = "help", append([]string{"help"}, args[1:]...)
 	}

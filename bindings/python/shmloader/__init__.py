@@ -33,6 +33,7 @@ from __future__ import annotations
 
 from ._torch import torch_views
 from .errors import (
+    BinaryNotFound,
     Busy,
     Corrupt,
     InvalidArgument,
@@ -57,6 +58,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Batch",
+    "BinaryNotFound",
     "Busy",
     "Corrupt",
     "InvalidArgument",

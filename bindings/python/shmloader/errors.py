@@ -27,6 +27,7 @@ EndOfEpoch, EndOfStream     SHML_EEPOCH, SHML_EEOS: internal; the loader turns t
                             the end of an iteration or a ``None`` from ``next()``
 LoaderClosed                (none) a closed loader was used
 LibraryNotFound             (none) libshmloader.so could not be loaded
+BinaryNotFound              (none) no ``shmloader`` producer binary was found
 """
 
 from __future__ import annotations
@@ -158,6 +159,11 @@ class LoaderClosed(ShmloaderError, ValueError):
 
 class LibraryNotFound(ShmloaderError, ImportError):
     """libshmloader.so could not be found or loaded; the message lists the paths tried."""
+
+
+class BinaryNotFound(ShmloaderError, FileNotFoundError):
+    """No ``shmloader`` producer binary was found (see ``shmloader._binary.find_binary``);
+    the message says where it looked and how to get one."""
 
 
 _CLASSES: dict[int, type[ShmloaderError]] = {
