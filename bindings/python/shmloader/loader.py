@@ -151,7 +151,7 @@ class Batch(Mapping[str, NDArray[Any]]):
     next call.
     """
 
-    __slots__ = ("_lease", "_arrays", "_dtypes", "seq", "epoch", "step", "rows", "base")
+    __slots__ = ("_lease", "_arrays", "_dtypes", "_addr", "seq", "epoch", "step", "rows", "base")
 
     seq: int
     """Position in this ring's stream (0, 1, 2, ...)."""
@@ -182,6 +182,7 @@ class Batch(Mapping[str, NDArray[Any]]):
         self.step = step
         self.rows = rows
         self.base = base
+        self._addr = 0  # the slot's first tensor, for views made without arrays (shmloader.torch)
 
     def __getitem__(self, name: str) -> NDArray[Any]:
         return self._arrays[name]
@@ -342,8 +343,9 @@ class Loader:
 
     # -- taking batches ----------------------------------------------------------------
 
-    def _take(self, timeout: float | None, op: str) -> object:
-        """The next Batch, or _EPOCH_END, or _STREAM_END."""
+    def _take(self, timeout: float | None, op: str, bare: bool = False) -> object:
+        """The next Batch, or _EPOCH_END, or _STREAM_END. A bare batch has no arrays (its
+        ``_addr`` says where its slot's tensors start): for views built otherwise."""
         _check_timeout("timeout", timeout)
         deadline = None if timeout is None else time.monotonic() + timeout
         ms = _SLICE_MS if timeout is None else min(_SLICE_MS, math.ceil(timeout * 1000))
@@ -357,7 +359,7 @@ class Loader:
                     ring.collect()
                 rc = shml_next(ring.handle, ms, ctypes.byref(desc))
                 if rc == _lib.OK:
-                    batch = self._wrap(ring, desc)
+                    batch = self._wrap_bare(ring, desc) if bare else self._wrap(ring, desc)
                     self._position = (batch.epoch, batch.step + 1)
                     self._base = int(desc.epoch_base)
                     return batch
@@ -402,26 +404,45 @@ class Loader:
         self._span = max(t.offset + self._info.batch_capacity * t.row_bytes for t in schema)
         return schema
 
+    def _slot_addr(self, desc: _lib.BatchDesc) -> int:
+        """Where the slot's tensors start, checked: every tensor of a slot sits at a fixed
+        offset from the first (the C library places them from the validated schema), and
+        the slot's tensor area must lie inside the mapping."""
+        schema = self._schema or self._learn_schema(desc)
+        self._schema = schema
+        addr: int = desc.tensors[self._anchor].data or 0
+        lo, hi = self._info.base, self._info.base + self._info.size
+        if desc.ntensors != len(schema) or not lo <= addr <= hi - self._span:
+            raise Corrupt(
+                f"next: slot at {addr:#x} ({desc.ntensors} tensors) does not match the "
+                f"ring's {len(schema)} tensors inside the mapping",
+                job=self.job,
+                rank=self.rank,
+            )
+        return addr
+
+    def _wrap_bare(self, ring: Ring, desc: _lib.BatchDesc) -> Batch:
+        seq = desc.seq
+        ring.held[seq] = _lib.BatchDesc.from_buffer_copy(desc)
+        try:
+            addr = self._slot_addr(desc)
+            lease = Lease(ring, seq)
+        except BaseException:
+            ring.release(seq)
+            raise
+        batch = Batch(lease, seq, desc.epoch, desc.step, desc.rows, {}, self._dtypes, int(desc.epoch_base))
+        batch._addr = addr
+        return batch
+
     def _wrap(self, ring: Ring, desc: _lib.BatchDesc) -> Batch:
         seq = desc.seq
         ring.held[seq] = _lib.BatchDesc.from_buffer_copy(desc)
         try:
-            schema = self._schema or self._learn_schema(desc)
-            self._schema = schema
+            base = self._slot_addr(desc)
+            schema = self._schema
             rows = desc.rows
-            tensors = desc.tensors
-            base = tensors[self._anchor].data or 0
-            lo, hi = self._info.base, self._info.base + self._info.size
-            # Every tensor of a slot sits at a fixed offset from the first (the C library
-            # places them from the validated schema): one view of the slot's tensor area,
-            # checked against the mapping, and each array a window of it.
-            if desc.ntensors != len(schema) or not lo <= base <= hi - self._span:
-                raise Corrupt(
-                    f"next: slot at {base:#x} ({desc.ntensors} tensors) does not match the "
-                    f"ring's {len(schema)} tensors inside the mapping",
-                    job=self.job,
-                    rank=self.rank,
-                )
+            # One view of the slot's tensor area, checked against the mapping by
+            # _slot_addr, and each array a window of it.
             lease = Lease(ring, seq)
             slot = np.asarray(View(lease, base, (self._span,), "|u1"))
             arrays: dict[str, NDArray[Any]] = {

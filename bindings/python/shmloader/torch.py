@@ -163,30 +163,34 @@ class _SlotViews:
     def __init__(self, loader: Loader) -> None:
         ring = loader._ring
         assert ring is not None
+        self._loader = loader
         self._info = loader.info
         self._whole = np.asarray(RingView(ring, self._info.base, self._info.size))
         self._slots: dict[int, list[tuple[str, torch.Tensor]]] = {}
 
     def views(self, batch: Batch) -> dict[str, torch.Tensor]:
+        """Views of a bare batch's slot (Loader._take(bare=True): no numpy arrays made)."""
         index = batch.seq % self._info.slot_count
         full = self._slots.get(index)
         if full is None:
-            full = self._slots[index] = self._cut(batch)
+            full = self._slots[index] = self._cut(batch._addr)
         rows = batch.rows
         if rows == self._info.batch_capacity:
             return {name: t.detach() for name, t in full}
         return {name: t[:rows] for name, t in full}
 
-    def _cut(self, batch: Batch) -> list[tuple[str, torch.Tensor]]:
+    def _cut(self, addr: int) -> list[tuple[str, torch.Tensor]]:
+        """Full-capacity tensors of the slot whose tensors start at addr (checked against
+        the mapping by the loader)."""
         cap = self._info.batch_capacity
+        first = addr - self._info.base
         out = []
-        for name, array in batch.items():
-            offset = array.__array_interface__["data"][0] - self._info.base
-            whole = np.ndarray((cap, *array.shape[1:]), array.dtype, self._whole, offset)
+        for t in self._loader._schema:
+            whole = np.ndarray((cap, *t.row_shape), t.dtype, self._whole, first + t.offset)
             tensor = torch.from_numpy(whole)
-            if batch.dtypes[name] == "bfloat16":
+            if t.dtype_name == "bfloat16":
                 tensor = tensor.view(torch.bfloat16)
-            out.append((name, tensor))
+            out.append((t.name, tensor))
         return out
 
 
@@ -266,8 +270,15 @@ class TorchLoader:
         (:meth:`TorchBatch.release`); a CUDA batch's slot goes back once copied."""
         if self._to_device is not None:
             self._to_device.reap(self._to_device.limit - 1)
-        batch = self.loader.next(timeout)
+        batch = self._take(timeout)
         return None if batch is None else self._wrap(batch)
+
+    def _take(self, timeout: float | None = None) -> Batch | None:
+        """The next batch without numpy arrays (the views are torch's), or None at the end
+        of an epoch or of the stream."""
+        loader = self.loader
+        got = loader._take(loader.batch_timeout if timeout is None else timeout, "next", bare=True)
+        return got if isinstance(got, Batch) else None
 
     def _iterate(self, whole_stream: bool) -> Iterator[TorchBatch]:
         loader = self.loader
@@ -280,7 +291,7 @@ class TorchLoader:
                     previous = None
                 if dev is not None:
                     dev.reap(dev.limit - 1)
-                batch = loader.next()
+                batch = self._take()
                 if batch is None:
                     if loader.ended or not whole_stream:
                         return
