@@ -40,8 +40,8 @@ from .errors import (
     LibraryNotFound,
     LoaderClosed,
     NoSuchRank,
-    OutOfRange,
     OutOfMemory,
+    OutOfRange,
     PermissionDenied,
     ProducerGone,
     SeekUnanswered,
@@ -51,7 +51,7 @@ from .errors import (
     TooManyHeld,
     VersionMismatch,
 )
-from .launcher import Server, ServeFailed, serve
+from .launcher import ServeFailed, Server, serve
 from .loader import Batch, EpochIterator, Loader, LoaderStats, RingInfo, attach
 
 __version__ = "0.1.0"

@@ -24,7 +24,6 @@ from collections.abc import Callable
 from . import _lib
 from .errors import LoaderClosed, ShmloaderError, error_for
 
-
 # This process's pid, kept current by a fork hook: checked on every call, so no getpid
 # system call on the hot path.
 _pid = os.getpid()

@@ -124,7 +124,9 @@ class Server:
             rc = self._proc.wait()
             self._close()
             raise ServeFailed(
-                f"shmloader serve: {msg.get('error', 'failed')}", returncode=rc, output=self.output()
+                f"shmloader serve: {msg.get('error', 'failed')}",
+                returncode=rc,
+                output=self.output(),
             )
         self.job, self.dir, self.ranks = str(msg["job"]), str(msg["dir"]), int(msg["ranks"])
         self.metrics = msg.get("metrics") or None
@@ -172,7 +174,9 @@ class Server:
         try:
             rc = self._proc.wait(timeout)
         except subprocess.TimeoutExpired:
-            raise Timeout(f"shmloader serve (pid {self.pid}) still running after {timeout} s") from None
+            raise Timeout(
+                f"shmloader serve (pid {self.pid}) still running after {timeout} s"
+            ) from None
         self._close()
         return rc
 
@@ -200,7 +204,9 @@ class Server:
 
     def _clean_segments(self) -> None:
         if self.dir:
-            subprocess.run([self._binary, "clean", "--dir", self.dir], capture_output=True, timeout=30)
+            subprocess.run(
+                [self._binary, "clean", "--dir", self.dir], capture_output=True, timeout=30
+            )
 
     def _close(self) -> None:
         """Once serve has ended: close the socket, stop the echo, keep the output in
@@ -214,10 +220,7 @@ class Server:
         if self._final_output is None:
             self._final_output = self.output()
         for path in self._cleanup:
-            try:
-                path.unlink()
-            except OSError:
-                pass
+            path.unlink(missing_ok=True)
         self._cleanup = []
 
     def _tail(self, out: IO[str]) -> None:
@@ -332,7 +335,7 @@ def serve(
         child.close()
         os.close(fd)
     out = (sys.stderr if echo is True else echo) or None
-    server = Server(proc, parent, log_path, cleanup, argv[0], out)  # type: ignore[arg-type]
+    server = Server(proc, parent, log_path, cleanup, argv[0], out)
     _servers.add(server)
     try:
         server._wait_ready(timeout)

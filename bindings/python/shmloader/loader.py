@@ -430,7 +430,9 @@ class Loader:
         except BaseException:
             ring.release(seq)
             raise
-        batch = Batch(lease, seq, desc.epoch, desc.step, desc.rows, {}, self._dtypes, int(desc.epoch_base))
+        batch = Batch(
+            lease, seq, desc.epoch, desc.step, desc.rows, {}, self._dtypes, int(desc.epoch_base)
+        )
         batch._addr = addr
         return batch
 
@@ -575,7 +577,9 @@ class Loader:
         info = self._info
         problem = ""
         if info.epochs and epoch >= info.epochs:
-            problem = f"epoch {epoch} is past the run: the producer serves epochs 0..{info.epochs - 1}"
+            problem = (
+                f"epoch {epoch} is past the run: the producer serves epochs 0..{info.epochs - 1}"
+            )
         elif base > info.elastic_limit:
             problem = (
                 f"no epoch starts at global batch {base}: the last one an epoch may start at "

@@ -85,8 +85,8 @@ def _cuda_check(what: str) -> None:
 
 def _cuda_rc(result: object) -> int:
     """A cudaError_t from torch's cudart bindings as an int (0: success)."""
-    value = getattr(result, "value", result)
-    return int(value)  # type: ignore[call-overload]
+    value: Any = getattr(result, "value", result)
+    return int(value)
 
 
 def _pin(loader: Loader) -> None:
@@ -143,8 +143,7 @@ class TorchBatch(dict[str, "torch.Tensor"]):
 
     def __repr__(self) -> str:
         tensors = " ".join(
-            f"{k}:{str(v.dtype).removeprefix('torch.')}[{','.join(map(str, v.shape))}]"
-            f"@{v.device}"
+            f"{k}:{str(v.dtype).removeprefix('torch.')}[{','.join(map(str, v.shape))}]@{v.device}"
             for k, v in self.items()
         )
         return (
@@ -442,7 +441,7 @@ def attach(
         raise
 
 
-class Dataset(torch.utils.data.IterableDataset[TorchBatch]):
+class Dataset(torch.utils.data.IterableDataset[TorchBatch]):  # type: ignore[misc]
     """shmloader as the dataset of ``torch.utils.data.DataLoader(dataset, batch_size=None)``.
 
     Each iteration yields one epoch (a ``for`` over the DataLoader is an epoch);
