@@ -171,6 +171,11 @@ func (c *Consumer) Seek(epoch, step uint64) error {
 	if c.r == nil {
 		return ErrClosed
 	}
+	// Beyond the run the header names (PROTOCOL.md "Seek"): refused, nothing written.
+	if g := c.r.Geometry(); (g.Epochs != 0 && epoch >= g.Epochs) || step > g.StepsPerEpoch {
+		return fmt.Errorf("%w: (%d, %d) with epochs 0..%d and steps 0..%d per epoch (step %d is the epoch's end)",
+			ErrRange, epoch, step, int64(g.Epochs)-1, int64(g.StepsPerEpoch)-1, g.StepsPerEpoch)
+	}
 	c.r.Seek(epoch, step)
 	return nil
 }

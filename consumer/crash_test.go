@@ -226,3 +226,21 @@ func TestSegmentsArePrivateAndExclusive(t *testing.T) {
 		t.Fatalf("attach to a 0644 segment: want ErrPermission, got %v", err)
 	}
 }
+
+// A seek beyond the run the header names is refused with ErrRange and changes nothing.
+func TestSeekBeyondTheRunIsRefused(t *testing.T) {
+	dir, job := shmDir(t), jobName()
+	cfg := producerConfig(dir, job)
+	cfg.Epochs, cfg.Batches, cfg.Interval = 2, 10, 200*time.Microsecond
+	spawn(t, "producer", cfg)
+	c := mustAttach(t, job, 0, dir)
+	defer c.Close()
+	for _, pos := range [][2]uint64{{2, 0}, {0, 11}} {
+		if err := c.Seek(pos[0], pos[1]); !errors.Is(err, ErrRange) || !strings.Contains(err.Error(), "epochs 0..1 and steps 0..9") {
+			t.Fatalf("seek %v: want ErrRange naming the range, got %v", pos, err)
+		}
+	}
+	if err := c.Seek(1, 10); err != nil { // the last epoch's end is a position
+		t.Fatal(err)
+	}
+}

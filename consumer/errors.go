@@ -26,6 +26,9 @@ var (
 	ErrSeekUnanswered = ring.ErrSeekUnanswered // the stream ended before the producer saw a seek
 	ErrBusy           = shm.ErrConsumerBusy    // the ring already has a consumer
 	ErrPermission     = shm.ErrPermission      // segment not a 0600 file of this user
+	// ErrRange: a seek beyond the run: an epoch past the producer's epochs, or a step past
+	// the epoch's steps (SHML_ERANGE).
+	ErrRange = errors.New("seek beyond the run")
 	// ErrNoSuchRank: the job's live producer serves fewer ranks (SHML_ERANK).
 	ErrNoSuchRank = errors.New("no such rank: the job's live producer serves fewer ranks")
 )

@@ -136,21 +136,3 @@ class View:
             "typestr": typestr,
             "strides": None,
         }
-
-
-class RingView:
-    """The whole mapping as one array base (``shmloader.torch`` cuts its views from it).
-    Keeps the ring, not a batch: arrays made from it hold the mapping (and this rank's
-    consumer claim) but no slot."""
-
-    __slots__ = ("__array_interface__", "ring")
-
-    def __init__(self, ring: Ring, ptr: int, size: int) -> None:
-        self.ring = ring
-        self.__array_interface__ = {
-            "version": 3,
-            "data": (ptr, False),
-            "shape": (size,),
-            "typestr": "|u1",
-            "strides": None,
-        }

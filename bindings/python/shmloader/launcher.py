@@ -30,7 +30,6 @@ import time
 import uuid
 import weakref
 from collections.abc import Mapping
-from pathlib import Path
 from typing import IO, Any
 
 from ._binary import find_binary
@@ -72,16 +71,19 @@ class Server:
         self,
         proc: subprocess.Popen[bytes],
         control: socket.socket,
-        log_path: Path,
-        cleanup: list[Path],
+        log_fd: int,
         binary: str,
         echo: IO[str] | None,
+        config_path: str = "",
     ) -> None:
         self._proc = proc
         self._control: socket.socket | None = control
-        self._log_path = log_path
-        self._cleanup = cleanup
+        self._log_fd = log_fd  # serve's stdout and stderr: an unlinked file, read with pread
         self._binary = binary
+        self._config_path = config_path
+        # Dropped without stop(): the socket's close stops serve as the end of a with
+        # block would; the descriptors go with the object.
+        self._finalizer = weakref.finalize(self, _drop, control, log_fd)
         self._echo_stop = threading.Event()
         self._echo: threading.Thread | None = None
         if echo is not None:
@@ -89,7 +91,7 @@ class Server:
             self._echo.start()
         self.pid = proc.pid
         self.job, self.dir, self.ranks, self.metrics = "", "", 0, None
-        self._final_output: str | None = None  # read before the log file is removed
+        self._final_output: str | None = None  # read before the log is closed
 
     # -- start-up ------------------------------------------------------------------------
 
@@ -123,11 +125,10 @@ class Server:
         if not msg.get("ready"):
             rc = self._proc.wait()
             self._close()
-            raise ServeFailed(
-                f"shmloader serve: {msg.get('error', 'failed')}",
-                returncode=rc,
-                output=self.output(),
-            )
+            error = str(msg.get("error", "failed"))
+            if self._config_path.startswith("/proc/self/fd/"):
+                error = error.replace(self._config_path, "<config dict>")
+            raise ServeFailed(f"shmloader serve: {error}", returncode=rc, output=self.output())
         self.job, self.dir, self.ranks = str(msg["job"]), str(msg["dir"]), int(msg["ranks"])
         self.metrics = msg.get("metrics") or None
 
@@ -146,10 +147,9 @@ class Server:
         """What serve wrote (its log and result lines), the last ``limit`` characters."""
         text = self._final_output
         if text is None:
-            try:
-                text = self._log_path.read_text(errors="replace")
-            except OSError:
-                return ""
+            text = _read_all(self._log_fd).decode(errors="replace") if self._log_fd >= 0 else ""
+        if self._config_path.startswith("/proc/self/fd/"):  # a config given as a dict
+            text = text.replace(self._config_path, "<config dict>")
         return text if limit is None else text[-limit:]
 
     def check(self) -> None:
@@ -210,7 +210,7 @@ class Server:
 
     def _close(self) -> None:
         """Once serve has ended: close the socket, stop the echo, keep the output in
-        memory and remove the temporary files."""
+        memory and close the log."""
         if self._control is not None:
             self._control.close()
             self._control = None
@@ -219,21 +219,24 @@ class Server:
             self._echo.join(timeout=2)
         if self._final_output is None:
             self._final_output = self.output()
-        for path in self._cleanup:
-            path.unlink(missing_ok=True)
-        self._cleanup = []
+        if self._log_fd >= 0:
+            os.close(self._log_fd)
+            self._log_fd = -1
+        self._finalizer.detach()
 
     def _tail(self, out: IO[str]) -> None:
-        with open(self._log_path, errors="replace") as f:
-            while True:
-                line = f.readline()
-                if line:
-                    out.write(line)
-                    out.flush()
-                    continue
-                if self._echo_stop.is_set():
-                    return
-                time.sleep(0.05)
+        at = 0
+        while True:
+            fd = self._log_fd
+            chunk = os.pread(fd, 65536, at) if fd >= 0 else b""
+            if chunk:
+                at += len(chunk)
+                out.write(chunk.decode(errors="replace"))
+                out.flush()
+                continue
+            if self._echo_stop.is_set():
+                return
+            time.sleep(0.05)
 
     def __enter__(self) -> Server:
         return self
@@ -252,9 +255,24 @@ class Server:
         )
 
 
-def _config_file(config: str | os.PathLike[str] | Mapping[str, Any]) -> tuple[str, Path | None]:
-    """A config file for serve: the path given, or the mapping written to a temporary
-    file (JSON is YAML) with relative paths made absolute against this process's cwd."""
+def _drop(control: socket.socket, log_fd: int) -> None:
+    control.close()
+    if log_fd >= 0:
+        os.close(log_fd)
+
+
+def _read_all(fd: int) -> bytes:
+    parts, at = [], 0
+    while chunk := os.pread(fd, 1 << 20, at):
+        parts.append(chunk)
+        at += len(chunk)
+    return b"".join(parts)
+
+
+def _config_file(config: str | os.PathLike[str] | Mapping[str, Any]) -> tuple[str, int]:
+    """A config for serve: the path given (and -1), or the mapping written (JSON is YAML),
+    with relative paths made absolute against this process's cwd, to a memory file that
+    serve reads as /proc/self/fd/N: no file on disk, whatever happens to either process."""
     if isinstance(config, Mapping):
         cfg = dict(config)
         if isinstance(cfg.get("dataset"), str) and not os.path.isabs(cfg["dataset"]):
@@ -262,14 +280,13 @@ def _config_file(config: str | os.PathLike[str] | Mapping[str, Any]) -> tuple[st
         cache = cfg.get("cache")
         if isinstance(cache, Mapping) and isinstance(cache.get("dir"), str) and cache["dir"]:
             cfg["cache"] = {**cache, "dir": os.path.abspath(cache["dir"])}
-        fd, name = tempfile.mkstemp(prefix="shmloader-config-", suffix=".yaml")
-        with os.fdopen(fd, "w") as f:
-            json.dump(cfg, f)
-        return name, Path(name)
+        fd = os.memfd_create("shmloader-config.yaml")
+        os.write(fd, json.dumps(cfg).encode())
+        return f"/proc/self/fd/{fd}", fd
     path = os.fspath(config)
     if not os.path.isfile(path):
         raise InvalidArgument(f"serve: config {path!r} is not a file (relative to {os.getcwd()})")
-    return path, None
+    return path, -1
 
 
 def serve(
@@ -299,8 +316,7 @@ def serve(
         raise InvalidArgument(
             f"serve: unknown override {', '.join(unknown)}; known: {', '.join(sorted(_FLAGS))}"
         )
-    path, temp = _config_file(config)
-    cleanup = [temp] if temp else []
+    path, config_fd = _config_file(config)
     if job is None and isinstance(config, Mapping) and not config.get("job"):
         job = f"py{os.getpid()}-{uuid.uuid4().hex[:8]}"
     argv = [binary or find_binary(), "serve", "--config", path]
@@ -312,30 +328,31 @@ def serve(
         if isinstance(value, bool):
             value = str(value).lower()
         argv += [f"--{key.replace('_', '-')}", str(value)]
-    fd, log_name = tempfile.mkstemp(prefix="shmloader-serve-", suffix=".log")
-    log_path = Path(log_name)
-    cleanup.append(log_path)
+    # serve's output goes to a file unlinked at once: readable here, gone with both ends.
+    log_fd, log_name = tempfile.mkstemp(prefix="shmloader-serve-", suffix=".log")
+    os.unlink(log_name)
     parent, child = socket.socketpair()
     argv[4:4] = ["--control-fd", str(child.fileno())]
+    passed = [child.fileno()] + ([config_fd] if config_fd >= 0 else [])
     try:
         proc = subprocess.Popen(
             argv,
             stdin=subprocess.DEVNULL,
-            stdout=fd,
-            stderr=fd,
-            pass_fds=[child.fileno()],
+            stdout=log_fd,
+            stderr=log_fd,
+            pass_fds=passed,
             start_new_session=True,
         )
     except BaseException:
         parent.close()
-        for p in cleanup:
-            p.unlink(missing_ok=True)
+        os.close(log_fd)
         raise
     finally:
         child.close()
-        os.close(fd)
+        if config_fd >= 0:
+            os.close(config_fd)
     out = (sys.stderr if echo is True else echo) or None
-    server = Server(proc, parent, log_path, cleanup, argv[0], out)
+    server = Server(proc, parent, log_fd, argv[0], out, path)
     _servers.add(server)
     try:
         server._wait_ready(timeout)

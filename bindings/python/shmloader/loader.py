@@ -151,7 +151,7 @@ class Batch(Mapping[str, NDArray[Any]]):
     next call.
     """
 
-    __slots__ = ("_lease", "_arrays", "_dtypes", "_addr", "seq", "epoch", "step", "rows", "base")
+    __slots__ = ("_lease", "_arrays", "_dtypes", "seq", "epoch", "step", "rows", "base")
 
     seq: int
     """Position in this ring's stream (0, 1, 2, ...)."""
@@ -182,7 +182,6 @@ class Batch(Mapping[str, NDArray[Any]]):
         self.step = step
         self.rows = rows
         self.base = base
-        self._addr = 0  # the slot's first tensor, for views made without arrays (shmloader.torch)
 
     def __getitem__(self, name: str) -> NDArray[Any]:
         return self._arrays[name]
@@ -343,9 +342,8 @@ class Loader:
 
     # -- taking batches ----------------------------------------------------------------
 
-    def _take(self, timeout: float | None, op: str, bare: bool = False) -> object:
-        """The next Batch, or _EPOCH_END, or _STREAM_END. A bare batch has no arrays (its
-        ``_addr`` says where its slot's tensors start): for views built otherwise."""
+    def _take(self, timeout: float | None, op: str) -> object:
+        """The next Batch, or _EPOCH_END, or _STREAM_END."""
         _check_timeout("timeout", timeout)
         deadline = None if timeout is None else time.monotonic() + timeout
         ms = _SLICE_MS if timeout is None else min(_SLICE_MS, math.ceil(timeout * 1000))
@@ -359,7 +357,7 @@ class Loader:
                     ring.collect()
                 rc = shml_next(ring.handle, ms, ctypes.byref(desc))
                 if rc == _lib.OK:
-                    batch = self._wrap_bare(ring, desc) if bare else self._wrap(ring, desc)
+                    batch = self._wrap(ring, desc)
                     self._position = (batch.epoch, batch.step + 1)
                     self._base = int(desc.epoch_base)
                     return batch
@@ -420,21 +418,6 @@ class Loader:
                 rank=self.rank,
             )
         return addr
-
-    def _wrap_bare(self, ring: Ring, desc: _lib.BatchDesc) -> Batch:
-        seq = desc.seq
-        ring.held[seq] = _lib.BatchDesc.from_buffer_copy(desc)
-        try:
-            addr = self._slot_addr(desc)
-            lease = Lease(ring, seq)
-        except BaseException:
-            ring.release(seq)
-            raise
-        batch = Batch(
-            lease, seq, desc.epoch, desc.step, desc.rows, {}, self._dtypes, int(desc.epoch_base)
-        )
-        batch._addr = addr
-        return batch
 
     def _wrap(self, ring: Ring, desc: _lib.BatchDesc) -> Batch:
         seq = desc.seq

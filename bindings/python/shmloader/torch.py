@@ -25,7 +25,12 @@ What a yielded tensor is:
   refills. ``.clone()`` what you keep. bfloat16 tensors are ``torch.bfloat16``.
 * **pin=True**: the whole ring is registered with CUDA once, at attach
   (``cudaHostRegister``; unregistered just before the ring is unmapped), so
-  ``tensor.cuda(non_blocking=True)`` is a DMA straight from shared memory.
+  ``tensor.cuda(non_blocking=True)`` is a DMA straight from shared memory. Such a copy
+  runs later, when its stream gets to it, so a pinned batch's slot goes back only once
+  an event recorded on the current CUDA stream when the batch is released (the
+  iteration moving on, :meth:`TorchBatch.release`, or dropping it) has completed: issue
+  the copies on the current stream (the default). Call ``torch.cuda.set_device`` before
+  attaching.
 * **device="cuda"** (implies ``pin=True``): the batch is copied to the GPU on a side
   stream, the current stream waits for the copy (an event), and the slot is released
   only once that event has completed, never earlier. The tensors are ordinary CUDA
@@ -41,11 +46,10 @@ copy (``jax.dlpack.from_dlpack(tensor)``); so do the numpy arrays of a plain
 from __future__ import annotations
 
 import os
+import weakref
 from collections import deque
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
-
-import numpy as np
 
 try:
     import torch
@@ -55,7 +59,6 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
         "shmloader.torch needs PyTorch: pip install torch (or 'shmloader[torch]')"
     ) from exc
 
-from ._ring import RingView
 from .errors import InvalidArgument, LoaderClosed, ShmloaderError
 from .loader import Batch, Loader, LoaderStats, RingInfo, default_rank
 from .loader import attach as _attach_numpy
@@ -120,20 +123,27 @@ class TorchBatch(dict[str, "torch.Tensor"]):
     CUDA tensors (``device=...``) are the caller's copies.
     """
 
-    __slots__ = ("_batch", "epoch", "step", "rows", "seq", "base")
+    __slots__ = ("_release", "epoch", "step", "rows", "seq", "base", "__weakref__")
 
-    def __init__(self, tensors: Mapping[str, torch.Tensor], batch: Batch | None) -> None:
+    def __init__(
+        self,
+        tensors: Mapping[str, torch.Tensor],
+        batch: Batch,
+        release: Callable[[], None] | None,
+    ) -> None:
         super().__init__(tensors)
-        self._batch = batch
-        if batch is not None:
-            self.epoch, self.step, self.rows = batch.epoch, batch.step, batch.rows
-            self.seq, self.base = batch.seq, batch.base
+        self._release = release
+        self.epoch, self.step, self.rows = batch.epoch, batch.step, batch.rows
+        self.seq, self.base = batch.seq, batch.base
 
     def release(self) -> None:
-        """Hand the slot back (CPU views). A no-op for a CUDA batch, whose slot goes back
-        by itself once its copy has finished."""
-        if self._batch is not None:
-            self._batch.release()
+        """Hand the slot back (CPU views; idempotent). With ``pin=True`` it goes back once
+        the work queued so far on the current CUDA stream (the copies of this batch) has
+        completed. A no-op for a CUDA batch, whose slot goes back by itself once its copy
+        has finished."""
+        release, self._release = self._release, None
+        if release is not None:
+            release()
 
     def __enter__(self) -> TorchBatch:
         return self
@@ -146,79 +156,41 @@ class TorchBatch(dict[str, "torch.Tensor"]):
             f"{k}:{str(v.dtype).removeprefix('torch.')}[{','.join(map(str, v.shape))}]@{v.device}"
             for k, v in self.items()
         )
-        return (
-            f"<shmloader.torch.TorchBatch epoch={getattr(self, 'epoch', '?')} "
-            f"step={getattr(self, 'step', '?')} {tensors}>"
-        )
+        return f"<shmloader.torch.TorchBatch epoch={self.epoch} step={self.step} {tensors}>"
 
 
-class _SlotViews:
-    """torch views of the slots, cut once per slot from one array over the whole mapping.
-    A batch then costs one ``detach`` per tensor (a slice when the batch is short): a fresh
-    tensor object sharing the slot's memory, so nothing a trainer does to one batch's
-    tensors (``requires_grad_``, say) carries over to a later batch of the slot. (Measured:
-    detach 0.37 µs, narrow 2.0 µs, torch.from_numpy 0.58 µs per tensor.)"""
-
-    def __init__(self, loader: Loader) -> None:
-        ring = loader._ring
-        assert ring is not None
-        self._loader = loader
-        self._info = loader.info
-        self._whole = np.asarray(RingView(ring, self._info.base, self._info.size))
-        self._slots: dict[int, list[tuple[str, torch.Tensor]]] = {}
-
-    def views(self, batch: Batch) -> dict[str, torch.Tensor]:
-        """Views of a bare batch's slot (Loader._take(bare=True): no numpy arrays made)."""
-        index = batch.seq % self._info.slot_count
-        full = self._slots.get(index)
-        if full is None:
-            full = self._slots[index] = self._cut(batch._addr)
-        rows = batch.rows
-        if rows == self._info.batch_capacity:
-            return {name: t.detach() for name, t in full}
-        return {name: t[:rows] for name, t in full}
-
-    def _cut(self, addr: int) -> list[tuple[str, torch.Tensor]]:
-        """Full-capacity tensors of the slot whose tensors start at addr (checked against
-        the mapping by the loader)."""
-        cap = self._info.batch_capacity
-        first = addr - self._info.base
-        out = []
-        for t in self._loader._schema:
-            whole = np.ndarray((cap, *t.row_shape), t.dtype, self._whole, first + t.offset)
-            tensor = torch.from_numpy(whole)
-            if t.dtype_name == "bfloat16":
-                tensor = tensor.view(torch.bfloat16)
-            out.append((t.name, tensor))
-        return out
+def _views(batch: Batch) -> dict[str, torch.Tensor]:
+    """torch tensors sharing the batch's numpy arrays: each tensor's storage keeps its
+    array, and so the batch's lease, alive, exactly as the arrays do (a tensor, or a view
+    of it, that outlives everything else keeps the slot held)."""
+    dtypes = batch._dtypes
+    out = {}
+    for name, array in batch._arrays.items():
+        tensor = torch.from_numpy(array)
+        if dtypes[name] == "bfloat16":
+            tensor = tensor.view(torch.bfloat16)
+        out[name] = tensor
+    return out
 
 
-class _ToDevice:
-    """Copies batches to one CUDA device on a side stream and hands each slot back once
-    its copy's event has completed."""
+class _AfterCuda:
+    """Hands slots back once the CUDA work that reads them has completed: a batch goes
+    into ``pending`` with an event recorded after that work, and is released once the
+    event has completed (``reap``), in order, never earlier."""
 
-    def __init__(self, device: torch.device, loader: Loader) -> None:
-        self.device = device
-        self.stream = torch.cuda.Stream(device=device)
+    def __init__(self, limit: int) -> None:
         self.pending: deque[tuple[Batch, Any]] = deque()
-        # Leave the producer at least two slots to fill while copies are in flight.
-        self.limit = max(1, loader.info.slot_count - 2)
+        self.limit = limit  # most batches in flight: the producer keeps slots to fill
 
-    def copy(self, batch: Batch, views: Mapping[str, torch.Tensor]) -> dict[str, torch.Tensor]:
-        main = torch.cuda.current_stream(self.device)
-        with torch.cuda.stream(self.stream):
-            out = {k: v.to(self.device, non_blocking=True) for k, v in views.items()}
-            event = torch.cuda.Event()
-            event.record(self.stream)
-        main.wait_event(event)
-        for tensor in out.values():
-            tensor.record_stream(main)  # allocated on the side stream, used on main
+    def after(self, batch: Batch, stream: Any) -> None:
+        """Release batch once what is queued on stream now has completed."""
+        event = torch.cuda.Event()
+        event.record(stream)
         self.pending.append((batch, event))
-        return out
 
     def reap(self, keep: int) -> None:
-        """Release every batch whose copy has finished; then wait for the oldest until at
-        most ``keep`` are in flight."""
+        """Release every batch whose event has completed; then wait for the oldest until
+        at most ``keep`` are in flight."""
         while self.pending and self.pending[0][1].query():
             self.pending.popleft()[0].release()
         while len(self.pending) > keep:
@@ -228,6 +200,37 @@ class _ToDevice:
 
     def drain(self) -> None:
         self.reap(0)
+
+    def wait_all(self) -> None:
+        """Wait for every pending event (before the ring is unmapped), releasing nothing."""
+        for _, event in list(self.pending):
+            event.synchronize()
+
+
+class _ToDevice(_AfterCuda):
+    """Copies batches to one CUDA device on a side stream; each slot goes back once its
+    copy's event has completed."""
+
+    def __init__(self, device: torch.device, limit: int) -> None:
+        super().__init__(limit)
+        self.device = device
+        self.stream = torch.cuda.Stream(device=device)
+
+    def copy(self, batch: Batch, views: Mapping[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+        main = torch.cuda.current_stream(self.device)
+        out: dict[str, torch.Tensor] = {}
+        try:
+            with torch.cuda.stream(self.stream):
+                for name, view in views.items():
+                    out[name] = view.to(self.device, non_blocking=True)
+        finally:
+            # Also when a copy failed (out of memory, say): the ones already queued still
+            # read the slot, so it goes back only after them.
+            self.after(batch, self.stream)
+        main.wait_event(self.pending[-1][1])
+        for tensor in out.values():
+            tensor.record_stream(main)  # allocated on the side stream, used on main
+        return out
 
 
 class TorchLoader:
@@ -243,68 +246,89 @@ class TorchLoader:
         self.loader = loader
         self.device = device
         self.pinned = False
+        ring = loader._ring
+        assert ring is not None
+        # Leave the producer at least two slots to fill while copies are in flight.
+        limit = max(1, loader.info.slot_count - 2)
+        self._cuda: _AfterCuda | None = None
+        self._to_device: _ToDevice | None = None
         if pin:
             _pin(loader)
             self.pinned = True
-        self._views: _SlotViews | None = _SlotViews(loader)
-        self._to_device = _ToDevice(device, loader) if device is not None else None
+            self._cuda = _AfterCuda(limit)
+        if device is not None:
+            self._cuda = self._to_device = _ToDevice(device, limit)
+        if self._cuda is not None:
+            # Run before cudaHostUnregister (hooks run last added first) and the unmap:
+            # no DMA may still read the ring then.
+            ring.before_detach.append(self._cuda.wait_all)
+        # Pinned CPU batches handed out by next(): the slot goes back after the CUDA
+        # work queued when the TorchBatch is released or dropped, never at the drop.
+        self._handed: dict[int, tuple[weakref.ref[TorchBatch], Batch]] = {}
+        self._closed = False
 
     # -- iteration ---------------------------------------------------------------------
 
+    def _release_after_cuda(self, batch: Batch) -> None:
+        """Release a pinned CPU batch once the work queued on the current stream (its
+        copies, if the trainer made any) has completed."""
+        self._handed.pop(batch.seq, None)
+        cuda = self._cuda
+        assert cuda is not None
+        cuda.after(batch, torch.cuda.current_stream())
+
+    def _reap(self) -> None:
+        cuda = self._cuda
+        if cuda is None:
+            return
+        for ref, batch in list(self._handed.values()):
+            if ref() is None:  # dropped without release()
+                self._release_after_cuda(batch)
+        cuda.reap(cuda.limit - 1)
+
     def _wrap(self, batch: Batch) -> TorchBatch:
-        views = self._views
-        if views is None:
+        if self._closed:
             raise LoaderClosed("next: the loader is closed", job=self.job, rank=self.rank)
-        tensors = views.views(batch)
-        if self._to_device is None:
-            return TorchBatch(tensors, batch)
-        out = TorchBatch(self._to_device.copy(batch, tensors), None)
-        out.epoch, out.step, out.rows = batch.epoch, batch.step, batch.rows
-        out.seq, out.base = batch.seq, batch.base
-        return out
+        views = _views(batch)
+        if self._to_device is not None:
+            return TorchBatch(self._to_device.copy(batch, views), batch, None)
+        if self._cuda is not None:
+            out = TorchBatch(views, batch, lambda: self._release_after_cuda(batch))
+            self._handed[batch.seq] = (weakref.ref(out), batch)
+            return out
+        return TorchBatch(views, batch, batch.release)
 
     def next(self, timeout: float | None = None) -> TorchBatch | None:
         """The next batch, or None at the end of an epoch and of the stream (as
         :meth:`shmloader.Loader.next`). A CPU batch is held until released
-        (:meth:`TorchBatch.release`); a CUDA batch's slot goes back once copied."""
-        if self._to_device is not None:
-            self._to_device.reap(self._to_device.limit - 1)
-        batch = self._take(timeout)
+        (:meth:`TorchBatch.release`, or when it and its tensors are gone); a CUDA
+        batch's slot goes back once copied."""
+        self._reap()
+        batch = self.loader.next(timeout)
         return None if batch is None else self._wrap(batch)
-
-    def _take(self, timeout: float | None = None) -> Batch | None:
-        """The next batch without numpy arrays (the views are torch's), or None at the end
-        of an epoch or of the stream."""
-        loader = self.loader
-        got = loader._take(loader.batch_timeout if timeout is None else timeout, "next", bare=True)
-        return got if isinstance(got, Batch) else None
 
     def _iterate(self, whole_stream: bool) -> Iterator[TorchBatch]:
         loader = self.loader
-        previous: Batch | None = None
-        dev = self._to_device
+        previous: TorchBatch | None = None
         try:
             while True:
                 if previous is not None:
                     previous.release()
                     previous = None
-                if dev is not None:
-                    dev.reap(dev.limit - 1)
-                batch = self._take()
+                self._reap()
+                batch = loader.next()
                 if batch is None:
                     if loader.ended or not whole_stream:
                         return
                     continue
-                out = self._wrap(batch)
-                if dev is None:
-                    previous = batch
-                yield out
+                previous = self._wrap(batch)
+                yield previous
         finally:
             if not loader.closed:
                 if previous is not None:
                     previous.release()
-                if dev is not None:
-                    dev.drain()
+                if self._cuda is not None:
+                    self._reap()
 
     def epoch(self) -> _EpochIterator:
         """The rest of the current epoch, as :meth:`shmloader.Loader.epoch`; ``len()``
@@ -316,52 +340,67 @@ class TorchLoader:
         return self._iterate(True)
 
     def __len__(self) -> int:
+        """Batches this rank receives per epoch (:attr:`RingInfo.steps_per_epoch`)."""
         return len(self.loader)
 
     # -- the numpy loader's API ----------------------------------------------------------
 
     @property
     def job(self) -> str:
+        """The job's name."""
         return self.loader.job
 
     @property
     def rank(self) -> int:
+        """This loader's rank on the host."""
         return self.loader.rank
 
     @property
     def info(self) -> RingInfo:
+        """The ring's geometry and run (:class:`shmloader.RingInfo`)."""
         return self.loader.info
 
     @property
     def position(self) -> tuple[int, int] | None:
+        """``(epoch, step)`` of the next batch, as :attr:`shmloader.Loader.position`."""
         return self.loader.position
 
     @property
     def ended(self) -> bool:
+        """True once the end of the stream was seen."""
         return self.loader.ended
 
+    def _settle(self) -> None:
+        """Wait for every copy in flight and hand its slot back."""
+        if self._cuda is not None and not self.loader.closed:
+            for _, batch in list(self._handed.values()):
+                self._release_after_cuda(batch)
+            self._cuda.drain()
+
     def seek(self, epoch: int, step: int, base: int = 0) -> None:
-        if self._to_device is not None:
-            self._to_device.drain()
+        """:meth:`shmloader.Loader.seek`, after the copies in flight have finished."""
+        self._settle()
         self.loader.seek(epoch, step, base)
 
     def state_dict(self) -> dict[str, Any]:
+        """:meth:`shmloader.Loader.state_dict`."""
         return self.loader.state_dict()
 
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
-        if self._to_device is not None:
-            self._to_device.drain()
+        """:meth:`shmloader.Loader.load_state_dict`, after the copies in flight have
+        finished."""
+        self._settle()
         self.loader.load_state_dict(state)
 
     def stats(self, reset: bool = False) -> LoaderStats:
+        """:meth:`shmloader.Loader.stats`: batches, rows, and this trainer's data stall."""
         return self.loader.stats(reset)
 
     def close(self) -> None:
         """Wait for copies in flight, release everything and close. CPU views still
         alive keep the ring mapped (and registered, with ``pin``) until they go."""
-        if self._to_device is not None and not self.loader.closed:
-            self._to_device.drain()
-        self._views = None
+        self._settle()
+        self._closed = True
         self.loader.close()
 
     def __enter__(self) -> TorchLoader:
@@ -503,20 +542,32 @@ class Dataset(torch.utils.data.IterableDataset[TorchBatch]):  # type: ignore[mis
         return len(self.loader)
 
     def set_epoch(self, epoch: int) -> None:
+        """Make the next iteration epoch ``epoch``: nothing to do when the loader is in it
+        already (after :meth:`load_state_dict`); at the end of the epoch before, its end
+        is read; anywhere else it seeks to the epoch's start."""
         loader = self.loader
         pos = loader.position
-        steps = len(loader)
-        if pos is not None and (pos[0] == epoch or pos == (epoch - 1, steps)):
+        if pos is not None and pos[0] == epoch:
             return
+        if pos == (epoch - 1, len(loader)):
+            # The previous epoch's last batch was read but not its end: read it now.
+            batch = loader.loader.next()
+            if batch is None and loader.position == (epoch, 0):
+                return
+            if batch is not None:
+                batch.release()
         loader.seek(epoch, 0)
 
     def state_dict(self) -> dict[str, Any]:
+        """The loader's position, to save in a checkpoint (:meth:`shmloader.Loader.state_dict`)."""
         return self.loader.state_dict()
 
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        """Resume at a saved position (:meth:`shmloader.Loader.load_state_dict`)."""
         self.loader.load_state_dict(state)
 
     def close(self) -> None:
+        """Close the loader (a later iteration attaches again)."""
         if self._loader is not None:
             self._loader.close()
             self._loader = None

@@ -9,6 +9,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -71,6 +72,7 @@ def test_errors_are_exceptions(gen_dataset: Path, shm_dir: Path, tmp_path: Path)
     with pytest.raises(shmloader.ServeFailed, match="no_such_column") as err:
         shmloader.serve({**config(gen_dataset), "outputs": {"y": "no_such_column"}}, dir=shm_dir)
     assert err.value.returncode == 1 and "no_such_column" in err.value.output
+    assert "/proc/self/fd" not in str(err.value), "the message names the memory file"
     with pytest.raises(shmloader.InvalidArgument, match="unknown override bogus"):
         shmloader.serve(config(gen_dataset), bogus=1)
     with pytest.raises(shmloader.InvalidArgument, match="not a file"):
@@ -79,15 +81,25 @@ def test_errors_are_exceptions(gen_dataset: Path, shm_dir: Path, tmp_path: Path)
 
 
 CHILD = """
-import sys, time, shmloader
+import os, sys, time, shmloader
 server = shmloader.serve({config!r}, dir={dir!r}, timeout=60)
+if {fork!r} and os.fork() == 0:  # a child that outlives its parent (a DataLoader worker, say)
+    time.sleep(30)
+    os._exit(0)
 print(server.pid, server.job, flush=True)
 time.sleep(600)
 """
 
 
-def test_no_process_or_segment_after_the_parent_is_killed(gen_dataset: Path, shm_dir: Path) -> None:
-    script = CHILD.format(config=config(gen_dataset, epochs=0), dir=str(shm_dir))
+def temp_files() -> set[str]:
+    tmp = tempfile.gettempdir()
+    return {n for n in os.listdir(tmp) if n.startswith("shmloader-")}
+
+
+@pytest.mark.parametrize("fork", [False, True], ids=["alone", "with a forked child alive"])
+def test_no_process_or_segment_after_the_parent_is_killed(gen_dataset: Path, shm_dir: Path, fork: bool) -> None:
+    before = temp_files()
+    script = CHILD.format(config=config(gen_dataset, epochs=0), dir=str(shm_dir), fork=fork)
     parent = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE,
                               env=servekit.child_env(shm_dir))  # fmt: skip
     try:
@@ -101,5 +113,6 @@ def test_no_process_or_segment_after_the_parent_is_killed(gen_dataset: Path, shm
         assert servekit.segments(shm_dir) == [], "segments left behind"
         left = [p for p in os.listdir(shm_dir) if job in p]
         assert left == [], f"files of job {job} left: {left}"
+        assert temp_files() - before == set(), "temporary files left behind"
     finally:
         parent.kill()

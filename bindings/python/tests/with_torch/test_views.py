@@ -164,3 +164,111 @@ def test_device_slots_go_back_only_after_their_copy() -> None:
     assert items[2][1].synced and items[2][0].released and not items[3][0].released
     dev.drain()
     assert items[3][1].synced and items[3][0].released and not dev.pending
+
+
+def test_tensors_keep_their_slot_held_like_arrays(group, gen_dataset: Path, tmp_path: Path, shm_dir: Path) -> None:
+    """A tensor (or a view of it) that outlives its TorchBatch keeps the slot held, as a
+    numpy array does: its bytes never change under it; dropping it hands the slot back."""
+    job = start(group, tmp_path, gen_dataset)
+    with slt.attach(job, dir=shm_dir, timeout=20, batch_timeout=20) as loader:
+        kept = []
+        for _ in range(3):
+            batch = loader.next()
+            assert batch is not None
+            kept.append((batch["id"][10:20], batch["id"].clone()))  # a view, and a copy
+            del batch
+        assert loader.loader.held == 3, "a slot went back while a tensor still views it"
+        for _ in range(3):  # the producer moves on meanwhile
+            b = loader.next()
+            assert b is not None
+            b.release()
+        for view, copy in kept:
+            assert torch.equal(view, copy[10:20]), "a kept tensor's bytes changed"
+        kept.clear()
+        del view, copy
+        b = loader.next()  # the loader's next call collects the dropped ones
+        assert b is not None and loader.loader.held == 1
+        b.release()
+        for _ in loader:
+            pass
+
+
+def test_set_epoch_at_the_end_of_the_epoch_before(group, gen_dataset: Path, tmp_path: Path, shm_dir: Path) -> None:
+    """A resume saved after an epoch's last batch (its end not read yet) goes on with the
+    whole next epoch; DataLoader iterations are one epoch each."""
+    cfg = servekit.write_config(tmp_path / "e.yaml", dataset=str(gen_dataset), batch_size=1000,
+                                epochs=3, ranks=1, outputs=OUTPUTS)  # fmt: skip
+    job = "se-" + uuid.uuid4().hex[:12]
+    group.serve(cfg, job, "--drain-timeout", "20s")
+    ds = slt.Dataset(job, dir=shm_dir, timeout=20, batch_timeout=20)
+    ds.load_state_dict({"epoch": 0, "step": 20, "world": 1, "base": 0,
+                        "config_hash": ds.loader.info.config_hash, "plan_version": 2})  # fmt: skip
+    dl = torch.utils.data.DataLoader(ds, batch_size=None)
+    for epoch in (1, 2):
+        ds.set_epoch(epoch)
+        got = [(b.epoch, b.step) for b in dl]
+        assert got == [(epoch, s) for s in range(20)], f"epoch {epoch}: {got[:3]}..."
+    ds.close()
+
+
+def test_dataset_refuses_worker_processes(group, gen_dataset: Path, tmp_path: Path, shm_dir: Path) -> None:
+    job = start(group, tmp_path, gen_dataset)
+    ds = slt.Dataset(job, dir=shm_dir, timeout=20)
+    dl = torch.utils.data.DataLoader(ds, batch_size=None, num_workers=1)
+    with pytest.raises(Exception, match="num_workers=0"):
+        next(iter(dl))
+    with slt.attach(job, dir=shm_dir, timeout=20, batch_timeout=20) as loader:  # the rank is free
+        assert sum(b.rows for b in loader) == servekit.GEN_ROWS
+
+
+class _FakeStream:
+    pass
+
+
+def test_pinned_slots_go_back_after_the_queued_copies(group, gen_dataset: Path, tmp_path: Path,
+                                                       shm_dir: Path, monkeypatch) -> None:  # fmt: skip
+    """pin=True's release rule, on every GPU-less host too (CUDA's event and stream are
+    stood in for; the real run needs a GPU): moving on from a batch hands its slot back
+    only once an event recorded after the trainer's queued work (its non_blocking copies)
+    has completed; a batch dropped from next() likewise."""
+    events: list[_Event] = []
+
+    class Event(_Event):
+        def __init__(self) -> None:
+            super().__init__()
+            events.append(self)
+
+        def record(self, stream: object) -> None:
+            assert isinstance(stream, _FakeStream)
+
+    monkeypatch.setattr(slt, "_pin", lambda loader: None)
+    monkeypatch.setattr(slt, "_cuda_check", lambda what: None)
+    monkeypatch.setattr(torch.cuda, "Event", Event)
+    monkeypatch.setattr(torch.cuda, "current_stream", lambda device=None: _FakeStream())
+    job = start(group, tmp_path, gen_dataset)
+    with slt.attach(job, dir=shm_dir, timeout=20, batch_timeout=20, pin=True) as loader:
+        it = loader.epoch()
+        next(it)
+        next(it)
+        assert len(events) == 1 and loader.loader.held == 2, "the first slot went back at once"
+        events[0].done = True
+        next(it)
+        assert loader.loader.held == 2 and len(events) == 2  # first back, second waiting
+        it.close()  # the last batch's copies may still run: it queues behind its event too
+        assert loader.loader.held == 2 and len(events) == 3
+        for e in events:
+            e.done = True
+        first = loader.next()  # reaps both
+        assert first is not None and loader.loader.held == 1
+        del first  # dropped without release()
+        second = loader.next()  # sees the drop: queued behind an event, not released
+        assert second is not None and loader.loader.held == 2, "a dropped batch went back at once"
+        events[-1].done = True
+        second.release()  # queued behind a new event
+        third = loader.next()  # reaps the first; the second still waits
+        assert third is not None and loader.loader.held == 2
+        for e in events:
+            e.done = True
+        third.release()
+        for _ in loader:
+            pass
