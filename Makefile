@@ -66,7 +66,7 @@ test-go: go-build c-build
 test-c: go-build
 	$(MAKE) -C bindings/c BUILD=$(BUILD) test
 
-test-python: build venv wheel
+test-python: build venv
 	$(PY) -m pytest -q bindings/python/tests --ignore=bindings/python/tests/with_torch
 
 # The PyTorch tests (bindings/python/tests/with_torch): a real training loop, DataLoader, DDP

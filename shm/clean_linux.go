@@ -60,10 +60,15 @@ func cleanJob(dir string, uid int, job string) ([]string, error) {
 		return removed, err
 	}
 	status := StatusPath(dir, uid, job)
-	if err := unix.Unlink(status); err == nil {
-		removed = append(removed, filepath.Clean(status))
-	} else if !errors.Is(err, unix.ENOENT) {
-		return removed, &Error{Op: "remove", Path: status, Err: err}
+	// The status file, and the temporary ones a producer killed while rewriting it left
+	// (".shmloader-<uid>-<job>.status.*").
+	temps, _ := filepath.Glob(filepath.Join(dir, "."+filepath.Base(status)+".*"))
+	for _, p := range append([]string{status}, temps...) {
+		if err := unix.Unlink(p); err == nil {
+			removed = append(removed, filepath.Clean(p))
+		} else if !errors.Is(err, unix.ENOENT) {
+			return removed, &Error{Op: "remove", Path: p, Err: err}
+		}
 	}
 	if err := ignoreMissing(unix.Unlink(lockPath)); err != nil {
 		return removed, &Error{Op: "remove", Path: lockPath, Err: err}

@@ -135,7 +135,9 @@ func TestLiveJobsListsOnlyLiveProducers(t *testing.T) {
 	b.Close()
 	// A dead producer's files: a lock file nobody holds, a segment and a status file.
 	uid := os.Getuid()
-	for _, p := range []string{LockPath(dir, uid, "dead"), SegmentPath(dir, uid, "dead", 0), StatusPath(dir, uid, "dead")} {
+	status := StatusPath(dir, uid, "dead")
+	for _, p := range []string{LockPath(dir, uid, "dead"), SegmentPath(dir, uid, "dead", 0), status,
+		filepath.Join(dir, "."+filepath.Base(status)+".123456")} {
 		if err := os.WriteFile(p, []byte("1\n"), 0o600); err != nil {
 			t.Fatal(err)
 		}
@@ -148,7 +150,7 @@ func TestLiveJobsListsOnlyLiveProducers(t *testing.T) {
 		t.Fatalf("live jobs %+v, want alive with ranks 0 and 1", live)
 	}
 	removed, err := Clean(dir)
-	if err != nil || len(removed) != 3 {
-		t.Fatalf("clean removed %q (%v), want the dead job's lock, segment and status file", removed, err)
+	if err != nil || len(removed) != 4 {
+		t.Fatalf("clean removed %q (%v), want the dead job's lock, segment, status file and a temporary one", removed, err)
 	}
 }

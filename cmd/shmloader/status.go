@@ -75,6 +75,10 @@ func runStatus(args []string, stdout, stderr io.Writer) error {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	prev, err := observe(d, job)
+	for tries := 0; errors.Is(err, errStarting) && tries < 50; tries++ {
+		time.Sleep(100 * time.Millisecond)
+		prev, err = observe(d, job)
+	}
 	if err != nil {
 		return err
 	}
@@ -85,6 +89,9 @@ func runStatus(args []string, stdout, stderr io.Writer) error {
 		case <-time.After(*interval):
 		}
 		cur, err := observe(d, job)
+		if live && errors.Is(err, errStarting) {
+			continue
+		}
 		if err != nil {
 			if live && errors.Is(err, errNotLive) {
 				fmt.Fprintf(stdout, "\njob %q ended\n", job)
@@ -143,23 +150,54 @@ func observe(dir, job string) (*observation, error) {
 	}
 	o := &observation{at: time.Now(), pid: found.PID}
 	for _, r := range found.Ranks {
-		seg, err := shm.OpenReadOnly(shm.SegmentPath(dir, os.Getuid(), job, r))
+		look, err := lookAt(dir, job, r)
 		if err != nil {
+			// A job that ends removes its segments before its lock, and one that starts
+			// creates them before it writes their headers: say which.
+			if !jobLive(dir, job) {
+				return nil, fmt.Errorf("job %q: %w (it ended)", job, errNotLive)
+			}
+			if errors.Is(err, ring.ErrNotReady) || errors.Is(err, shm.ErrNotFound) {
+				return nil, fmt.Errorf("job %q is starting: %w", job, errStarting)
+			}
 			return nil, err
 		}
-		g, err := ring.Validate(seg.Mem, job, r)
-		if err != nil {
-			seg.Close()
-			return nil, fmt.Errorf("job %q rank %d: %w", job, r, err)
-		}
-		c := ring.ReadCounters(seg.Mem, g)
-		o.rings = append(o.rings, ringLook{rank: r, g: g, c: c, consumer: c.ConsumerPID})
-		seg.Close()
+		o.rings = append(o.rings, look)
 	}
-	if st, err := readStatus(dir, job); err == nil {
+	// The status file of this producer only: one a killed producer left is not its.
+	if st, err := readStatus(dir, job); err == nil && strconv.Itoa(st.Snapshot.PID) == found.PID {
 		o.status = st
 	}
 	return o, nil
+}
+
+var errStarting = errors.New("its rings are not ready yet")
+
+func lookAt(dir, job string, rank int) (ringLook, error) {
+	seg, err := shm.OpenReadOnly(shm.SegmentPath(dir, os.Getuid(), job, rank))
+	if err != nil {
+		return ringLook{}, err
+	}
+	defer seg.Close()
+	g, err := ring.Validate(seg.Mem, job, rank)
+	if err != nil {
+		return ringLook{}, fmt.Errorf("job %q rank %d: %w", job, rank, err)
+	}
+	c := ring.ReadCounters(seg.Mem, g)
+	return ringLook{rank: rank, g: g, c: c, consumer: c.ConsumerPID}, nil
+}
+
+func jobLive(dir, job string) bool {
+	jobs, err := shm.LiveJobs(dir)
+	if err != nil {
+		return true // cannot tell: report the original error
+	}
+	for _, j := range jobs {
+		if j.Name == job {
+			return true
+		}
+	}
+	return false
 }
 
 func jobNames(jobs []shm.LiveJob) string {
@@ -175,17 +213,19 @@ func jobNames(jobs []shm.LiveJob) string {
 
 // statusView is what status prints, and its --json document.
 type statusView struct {
-	Job        string               `json:"job"`
-	PID        string               `json:"pid"`
-	Time       time.Time            `json:"time"`
-	Span       float64              `json:"span_s"` // seconds the rates are measured over
-	Metrics    string               `json:"metrics,omitempty"`
-	UptimeS    float64              `json:"uptime_s,omitempty"`
-	Epochs     uint64               `json:"epochs"`
-	Workers    int                  `json:"workers,omitempty"`
-	RowsPerS   float64              `json:"rows_per_s"`
-	DecodeRate float64              `json:"decoded_rows_per_s"`
-	DecodeCPU  float64              `json:"decode_cpu"` // worker-seconds decoding per second
+	Job      string    `json:"job"`
+	PID      string    `json:"pid"`
+	Time     time.Time `json:"time"`
+	Span     float64   `json:"span_s"` // seconds the rates are measured over
+	Metrics  string    `json:"metrics,omitempty"`
+	UptimeS  float64   `json:"uptime_s,omitempty"`
+	Epochs   uint64    `json:"epochs"`
+	Workers  int       `json:"workers,omitempty"`
+	RowsPerS float64   `json:"rows_per_s"`
+	// From serve's status file, rewritten each second: null until two of its versions were
+	// seen (a span under a second may see one).
+	DecodeRate *float64             `json:"decoded_rows_per_s"`
+	DecodeCPU  *float64             `json:"decode_cpu"` // worker-seconds decoding per second
 	Cache      *serve.CacheSnapshot `json:"cache"`
 	Rings      []ringView           `json:"rings"`
 }
@@ -228,8 +268,8 @@ func compare(a, b *observation) statusView {
 		if a.status != nil && dt > 0 {
 			ps := a.status.Snapshot
 			if span := s.Time.Sub(ps.Time).Seconds(); span > 0 {
-				v.DecodeRate = float64(s.DecodedRows-ps.DecodedRows) / span
-				v.DecodeCPU = (s.DecodeSeconds - ps.DecodeSeconds) / span
+				rate, cpu := float64(s.DecodedRows-ps.DecodedRows)/span, (s.DecodeSeconds-ps.DecodeSeconds)/span
+				v.DecodeRate, v.DecodeCPU = &rate, &cpu
 			}
 		}
 	}
@@ -250,7 +290,11 @@ func printView(w io.Writer, v statusView) {
 	if v.Metrics != "" {
 		fmt.Fprintf(w, "  metrics http://%s/metrics", v.Metrics)
 	}
-	fmt.Fprintf(w, "\nread %s rows/s  decode %s rows/s (%.1f cores)\n", si(v.RowsPerS), si(v.DecodeRate), v.DecodeCPU)
+	decode := "- (measured over a second or more)"
+	if v.DecodeRate != nil {
+		decode = fmt.Sprintf("%s rows/s (%.1f cores)", si(*v.DecodeRate), *v.DecodeCPU)
+	}
+	fmt.Fprintf(w, "\nread %s rows/s  decode %s\n", si(v.RowsPerS), decode)
 	if c := v.Cache; c != nil {
 		hit := 0.0
 		if c.Hits+c.Misses > 0 {

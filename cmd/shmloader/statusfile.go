@@ -51,7 +51,10 @@ func statusWriter(live *serve.Live, dir, metrics string, period time.Duration) (
 	return func() {
 		close(done)
 		<-finished
-		os.Remove(path)
+		// Only our own: a new serve of the job may have replaced it meanwhile.
+		if st, err := readStatus(dir, live.Snapshot().Job); err == nil && st.Snapshot.PID == os.Getpid() {
+			os.Remove(path)
+		}
 	}
 }
 
@@ -60,7 +63,9 @@ func writeStatus(path string, st statusFile) error {
 	if err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), ".shmloader-status-*") // mode 0600
+	// A hidden name of the job's (".shmloader-<uid>-<job>.status.*"): `clean` removes one
+	// a killed serve left half written.
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*") // mode 0600
 	if err != nil {
 		return err
 	}

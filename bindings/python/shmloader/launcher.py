@@ -141,6 +141,7 @@ class Server:
 
     @property
     def running(self) -> bool:
+        """True while serve runs."""
         return self._proc.poll() is None
 
     def output(self, limit: int | None = None) -> str:

@@ -313,6 +313,7 @@ class Loader:
 
     @property
     def closed(self) -> bool:
+        """True once :meth:`close` was called."""
         return self._ring is None
 
     @property
@@ -668,9 +669,12 @@ class Loader:
                     rank=self.rank,
                 )
             base, step = (0, g // here) if g % here == 0 else (g, 0)
-        elif step == self._info.steps_per_epoch + 1:
-            # With drop_last: false ranks may differ by one batch per epoch: a state that
-            # another rank saved after its extra last batch is this rank's epoch end.
+        elif (
+            step == self._info.steps_per_epoch + 1
+            and self._info.global_batches > self._info.steps_per_epoch * here
+        ):
+            # Some rank has one batch more per epoch than this one (drop_last: false): a
+            # state that it saved after its extra last batch is this rank's epoch end.
             step = self._info.steps_per_epoch
         self._check_range("load_state_dict", epoch, step, base)
         self.seek(epoch, step, base)
@@ -711,6 +715,24 @@ class Loader:
             f"rows<={info.batch_capacity} producer_pid={info.producer_pid} "
             f"held={len(self._ring.held)} {where}>"
         )
+
+
+def _version_detail(where: str, job: str, rank: int) -> str:
+    """The versions behind SHML_EVERSION, read from the segment's header (bytes 8..12)."""
+    path = os.path.join(where, f"shmloader-{os.getuid()}-{job}-r{rank}")
+    try:
+        with open(path, "rb") as f:
+            head = f.read(12)
+    except OSError:
+        return ""
+    if len(head) < 12:
+        return ""
+    theirs = int.from_bytes(head[8:12], "little")
+    return (
+        f": the segment speaks ring protocol version {theirs}, this library "
+        f"{_lib.PROTOCOL_VERSION}; serve and the trainers must come from the same shmloader "
+        "release"
+    )
 
 
 def default_rank() -> int:
@@ -787,6 +809,8 @@ def attach(
         retry = rc in (_lib.ETIMEOUT, _lib.EGONE)
         if not retry or (deadline is not None and time.monotonic() >= deadline):
             detail = ""
+            if rc == _lib.EVERSION:
+                detail = _version_detail(where, job, rank)
             if retry:
                 from ._jobs import describe  # only on this error path
 

@@ -394,3 +394,25 @@ def test_attach_to_a_missing_directory_fails_at_once(job, library):
     with pytest.raises(shmloader.InvalidArgument, match="does not exist"):
         shmloader.attach(job, 0, timeout=10, dir="/nonexistent/shmloader-dir")
     assert time.monotonic() - start < 1
+
+
+def test_stats_measure_a_starved_trainer(produce, attach):
+    """A producer publishing every 20 ms to a trainer that does nothing: the trainer waits
+    nearly all the time, and stats() says so (and counts what it took)."""
+    produce(batches=40, epochs=1, interval_us=20_000)
+    loader = attach()
+    first = loader.next(timeout=10)
+    assert first is not None
+    first.release()
+    loader.stats(reset=True)
+    rows = 0
+    for batch in loader.epoch():
+        rows += batch.rows
+    st = loader.stats()
+    assert st.batches == 39 and st.rows == rows == 39 * ROWS
+    assert st.elapsed_s >= 0.6, st  # 39 batches, 20 ms apart
+    assert st.stall > 0.8, f"a starved trainer's stall is {st.stall:.2f}"
+    assert st.wait_s <= st.elapsed_s
+    again = loader.stats(reset=True)
+    assert again.batches == st.batches  # reset after reading
+    assert loader.stats().batches == 0

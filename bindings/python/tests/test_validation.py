@@ -60,6 +60,9 @@ def test_untrusted_segment_is_refused(forge, job, shm_dir, data, mode, cls, code
     assert time.monotonic() - start < 1.0  # refused, not waited on
     assert info.value.code_name == code_name
     assert f"job={job!r} rank=0" in str(info.value)
+    if code_name == "SHML_EVERSION":  # names both versions
+        theirs = struct.unpack("<I", data[8:12])[0]
+        assert f"speaks ring protocol version {theirs}, this library 3" in str(info.value)
 
 
 def test_bad_job_name_is_invalid_argument(shm_dir, library):
