@@ -487,7 +487,9 @@ class Loader:
         return EpochIterator(self._iterate(whole_stream=False), left)
 
     def __len__(self) -> int:
-        """Batches this rank receives per epoch (:attr:`RingInfo.steps_per_epoch`)."""
+        """Batches this rank receives per epoch (:attr:`RingInfo.steps_per_epoch`). Iterating
+        the loader itself runs every epoch: give a progress bar ``loader.epoch()``, whose
+        ``len()`` is what is left of the current one."""
         return self._info.steps_per_epoch
 
     def stats(self, reset: bool = False) -> LoaderStats:
