@@ -114,7 +114,7 @@ func serveConfig(ctx context.Context, path string, overrides map[string]string, 
 	}
 	for key, v := range overrides {
 		if err := cfg.Set(key, v); err != nil {
-			return fmt.Errorf("flag for %w", err)
+			return usageError{fmt.Errorf("flag for %w", err)}
 		}
 	}
 	if resume != "" {

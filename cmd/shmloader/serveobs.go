@@ -43,7 +43,7 @@ func (o *observers) flags(fs *flag.FlagSet) {
 func (o *observers) logger(w io.Writer) (*slog.Logger, error) {
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(o.logLevel)); err != nil {
-		return nil, fmt.Errorf("--log-level %q: want debug, info, warn or error", o.logLevel)
+		return nil, usageErrorf("--log-level %q: want debug, info, warn or error", o.logLevel)
 	}
 	opts := &slog.HandlerOptions{Level: level}
 	switch o.logFormat {
@@ -54,7 +54,7 @@ func (o *observers) logger(w io.Writer) (*slog.Logger, error) {
 	case "json":
 		return slog.New(slog.NewJSONHandler(w, opts)), nil
 	}
-	return nil, fmt.Errorf("--log-format %q: want human, text or json", o.logFormat)
+	return nil, usageErrorf("--log-format %q: want human, text or json", o.logFormat)
 }
 
 // start opens the metrics listener and the control descriptor; stopRun is called when

@@ -43,8 +43,9 @@ func runStatus(args []string, stdout, stderr io.Writer) error {
 	})
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: shmloader status [JOB] [flags]\n\n"+
-			"Shows a running job: per ring the trainer's epoch and step, ring occupancy, how long\n"+
-			"serve and the trainer waited for each other, rows/s, and the cache's figures.\n"+
+			"Shows a running job: per ring the trainer's epoch and step (serve's in SERVED), ring\n"+
+			"occupancy, how long serve and the trainer waited for each other, rows/s, and the\n"+
+			"cache's figures.\n"+
 			"Refreshes in a terminal; --once or --json print once. Without JOB, lists the live jobs.\n\n")
 		fs.PrintDefaults()
 	}
@@ -59,9 +60,13 @@ func runStatus(args []string, stdout, stderr io.Writer) error {
 		}
 		pos, args = append(pos, fs.Arg(0)), fs.Args()[1:]
 	}
-	if len(pos) > 1 || *interval <= 0 {
+	if len(pos) > 1 {
 		fs.Usage()
-		return usageErrorf("want at most one JOB and an --interval above 0")
+		return usageErrorf("one JOB at most, got %q", pos)
+	}
+	if *interval <= 0 {
+		fs.Usage()
+		return usageErrorf("--interval %v: want more than 0", *interval)
 	}
 	d := shm.Dir(*dir)
 	if len(pos) == 0 {
@@ -120,7 +125,7 @@ var errNotLive = errors.New("no live producer")
 // observation is one look at a job: its rings' headers, and serve's status file.
 type observation struct {
 	at     time.Time
-	pid    string
+	pid    int
 	status *statusFile // nil if serve has not written one (or it could not be read)
 	rings  []ringLook
 }
@@ -148,7 +153,8 @@ func observe(dir, job string) (*observation, error) {
 	if found == nil {
 		return nil, fmt.Errorf("job %q: %w in %s; live jobs: %s", job, errNotLive, dir, jobNames(jobs))
 	}
-	o := &observation{at: time.Now(), pid: found.PID}
+	pid, _ := strconv.Atoi(found.PID)
+	o := &observation{at: time.Now(), pid: pid}
 	for _, r := range found.Ranks {
 		look, err := lookAt(dir, job, r)
 		if err != nil {
@@ -165,7 +171,7 @@ func observe(dir, job string) (*observation, error) {
 		o.rings = append(o.rings, look)
 	}
 	// The status file of this producer only: one a killed producer left is not its.
-	if st, err := readStatus(dir, job); err == nil && strconv.Itoa(st.Snapshot.PID) == found.PID {
+	if st, err := readStatus(dir, job); err == nil && st.Snapshot.PID == pid {
 		o.status = st
 	}
 	return o, nil
@@ -184,6 +190,9 @@ func lookAt(dir, job string, rank int) (ringLook, error) {
 		return ringLook{}, fmt.Errorf("job %q rank %d: %w", job, rank, err)
 	}
 	c := ring.ReadCounters(seg.Mem, g)
+	if on, err := seg.ConsumerAttached(); err == nil && !on {
+		c.ConsumerPID = 0 // the header's pid outlives a trainer that died or did not detach
+	}
 	return ringLook{rank: rank, g: g, c: c, consumer: c.ConsumerPID}, nil
 }
 
@@ -214,7 +223,7 @@ func jobNames(jobs []shm.LiveJob) string {
 // statusView is what status prints, and its --json document.
 type statusView struct {
 	Job      string    `json:"job"`
-	PID      string    `json:"pid"`
+	PID      int       `json:"pid"`
 	Time     time.Time `json:"time"`
 	Span     float64   `json:"span_s"` // seconds the rates are measured over
 	Metrics  string    `json:"metrics,omitempty"`
@@ -232,8 +241,10 @@ type statusView struct {
 
 type ringView struct {
 	Rank            int     `json:"rank"`
-	Epoch           uint64  `json:"epoch"`
+	Epoch           uint64  `json:"epoch"` // the trainer's: after the last batch it took
 	Step            uint64  `json:"step"`
+	ServedEpoch     uint64  `json:"served_epoch"` // serve's: after the last batch it published
+	ServedStep      uint64  `json:"served_step"`
 	StepsPerEpoch   uint64  `json:"steps_per_epoch"`
 	Occupancy       uint64  `json:"occupancy"`
 	Slots           uint32  `json:"slots"`
@@ -252,6 +263,7 @@ func compare(a, b *observation) statusView {
 	}
 	for i, r := range b.rings {
 		rv := ringView{Rank: r.rank, Epoch: r.c.ConsEpoch, Step: r.c.ConsStep, StepsPerEpoch: r.g.StepsPerEpoch,
+			ServedEpoch: r.c.PubEpoch, ServedStep: r.c.PubStep,
 			Occupancy: r.c.Occupancy, Slots: r.g.SlotCount, RowsRead: r.c.RowsIn, TrainerPID: r.consumer}
 		if i < len(a.rings) && a.rings[i].rank == r.rank && dt > 0 {
 			p := a.rings[i].c
@@ -283,7 +295,7 @@ func printView(w io.Writer, v statusView) {
 	if v.Epochs == 0 {
 		epochs = "endless"
 	}
-	fmt.Fprintf(w, "job %s  pid %s  epochs %s", v.Job, v.PID, epochs)
+	fmt.Fprintf(w, "job %s  pid %d  epochs %s", v.Job, v.PID, epochs)
 	if v.UptimeS > 0 {
 		fmt.Fprintf(w, "  up %s  workers %d", time.Duration(v.UptimeS*float64(time.Second)).Round(time.Second), v.Workers)
 	}
@@ -306,14 +318,14 @@ func printView(w io.Writer, v statusView) {
 		fmt.Fprintln(w, "cache: off")
 	}
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "RANK\tEPOCH\tSTEP\tRING\tSERVE WAIT\tTRAINER WAIT\tROWS/S\tTRAINER")
+	fmt.Fprintln(tw, "RANK\tEPOCH\tSTEP\tSERVED\tRING\tSERVE WAIT\tTRAINER WAIT\tROWS/S\tTRAINER")
 	for _, r := range v.Rings {
 		trainer := "none attached"
 		if r.TrainerPID != 0 {
 			trainer = fmt.Sprintf("pid %d", r.TrainerPID)
 		}
-		fmt.Fprintf(tw, "%d\t%d\t%d/%d\t%d/%d\t%.0f%%\t%.0f%%\t%s\t%s\n", r.Rank, r.Epoch, r.Step, r.StepsPerEpoch,
-			r.Occupancy, r.Slots, r.ProducerWaitPct, r.ConsumerWaitPct, si(r.RowsPerS), trainer)
+		fmt.Fprintf(tw, "%d\t%d\t%d/%d\te%d %d\t%d/%d\t%.0f%%\t%.0f%%\t%s\t%s\n", r.Rank, r.Epoch, r.Step, r.StepsPerEpoch,
+			r.ServedEpoch, r.ServedStep, r.Occupancy, r.Slots, r.ProducerWaitPct, r.ConsumerWaitPct, si(r.RowsPerS), trainer)
 	}
 	tw.Flush()
 }
@@ -325,14 +337,15 @@ func listJobs(w io.Writer, dir string, asJSON bool) error {
 	}
 	type entry struct {
 		Job     string `json:"job"`
-		PID     string `json:"pid"`
+		PID     int    `json:"pid"`
 		Ranks   []int  `json:"ranks"`
 		Metrics string `json:"metrics,omitempty"`
 	}
 	out := []entry{}
 	for _, j := range jobs {
-		e := entry{Job: j.Name, PID: j.PID, Ranks: j.Ranks}
-		if st, err := readStatus(dir, j.Name); err == nil {
+		pid, _ := strconv.Atoi(j.PID)
+		e := entry{Job: j.Name, PID: pid, Ranks: j.Ranks}
+		if st, err := readStatus(dir, j.Name); err == nil && st.Snapshot.PID == pid {
 			e.Metrics = st.Metrics
 		}
 		out = append(out, e)
@@ -347,7 +360,7 @@ func listJobs(w io.Writer, dir string, asJSON bool) error {
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "JOB\tPID\tRANKS\tMETRICS")
 	for _, e := range out {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", e.Job, e.PID, len(e.Ranks), e.Metrics)
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\n", e.Job, e.PID, len(e.Ranks), e.Metrics)
 	}
 	return tw.Flush()
 }

@@ -122,8 +122,11 @@ func (l *Live) read() Snapshot {
 	for r, p := range s.prods {
 		st := s.stats.rank(r)
 		k := p.Counters()
+		if !s.trainer[r].Load() {
+			k.ConsumerPID = 0 // the header's pid outlives a trainer that did not detach
+		}
 		snap.Rings = append(snap.Rings, RingSnapshot{
-			Rank: r, Slots: int(p.Geometry().SlotCount), Occupancy: k.Occupancy, ConsumerPID: p.ConsumerPID(),
+			Rank: r, Slots: int(p.Geometry().SlotCount), Occupancy: k.Occupancy, ConsumerPID: k.ConsumerPID,
 			Done: st.done.Load(), StepsPerEpoch: s.plan.Steps(r), Batches: st.batches.Load(),
 			RowsOut: k.RowsOut, RowsIn: k.RowsIn, Bytes: st.bytes.Load(),
 			PubEpoch: k.PubEpoch, PubStep: k.PubStep, Epoch: k.ConsEpoch, Step: k.ConsStep,

@@ -217,7 +217,9 @@ func (s *server) place(k windowKey) (first, last uint64) {
 func (s *server) floor() uint64 {
 	f := done
 	for r, p := range s.prods {
-		if p.ConsumerPID() != 0 || p.Released() == 0 {
+		// Attached now; or never yet: no pid in the header (a consumer stores it at
+		// attach, and only a clean detach clears it) and nothing released.
+		if s.trainer[r].Load() || (p.ConsumerPID() == 0 && p.Released() == 0) {
 			f = min(f, s.at[r].Load())
 		}
 	}
@@ -252,4 +254,26 @@ func (s *server) order(e uint64) *nodeOrder {
 	}
 	s.orders[e] = o
 	return o
+}
+
+// watchTrainers reads, for every rank, whether a trainer holds its consumer lock.
+func (s *server) watchTrainers(attached []func() (bool, error)) {
+	for r, f := range attached {
+		on, err := f()
+		s.trainer[r].Store(on || err != nil) // cannot tell: count it, as floor must not skip a reader
+	}
+}
+
+// watchTrainersUntil refreshes s.trainer every 20 ms until done is closed.
+func (s *server) watchTrainersUntil(attached []func() (bool, error), done <-chan struct{}) {
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-done:
+			return
+		case <-tick.C:
+			s.watchTrainers(attached)
+		}
+	}
 }

@@ -65,6 +65,10 @@ type server struct {
 
 	at    []atomic.Uint64 // per rank: position of the batch it fills, or done (rank loop writes)
 	prods []*ring.Producer
+	// trainer[r]: a consumer holds rank r's consumer lock (the kernel's word, refreshed
+	// every 20 ms by watchTrainers): a trainer that died or left without detaching no
+	// longer counts, whatever pid its ring header still names.
+	trainer []atomic.Bool
 }
 
 // Run serves cfg until every rank has published its epochs and its consumer has read
@@ -143,6 +147,12 @@ func Run(ctx context.Context, cfg *config.Config, opt Options) ([]Result, error)
 	defer job.Close()
 	live := s.live(job.Dir, hash, workers)
 	defer live.close() // before the rings are unmapped: observers keep its last figures
+	s.trainer = make([]atomic.Bool, cfg.Ranks)
+	attached := make([]func() (bool, error), cfg.Ranks)
+	for r := range attached {
+		attached[r] = job.Segments[r].ConsumerAttached
+	}
+	s.watchTrainers(attached) // once now, then every 20 ms until done
 	s.summary(job.Dir, hash, workers, prods[0].Geometry())
 
 	runCtx, cancel := context.WithCancel(ctx)
@@ -154,6 +164,7 @@ func Run(ctx context.Context, cfg *config.Config, opt Options) ([]Result, error)
 	done := make(chan struct{})
 	var rwg sync.WaitGroup
 	rwg.Go(func() { s.reporter(prods, cfg.Progress, done) })
+	rwg.Go(func() { s.watchTrainersUntil(attached, done) })
 	if opt.Started != nil {
 		opt.Started(live)
 	}

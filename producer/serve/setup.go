@@ -94,8 +94,10 @@ func (s *server) summary(dir string, hash uint64, workers int, g *ring.Geometry)
 	if lo != hi {
 		steps = fmt.Sprintf("%d to %d steps per rank", lo, hi)
 	}
-	s.logf("epoch: %d global batches of %d rows over %d trainers; %s; %s",
-		p.GlobalBatches(), c.BatchSize, p.World(), steps, dropped)
+	s.log.Info(fmt.Sprintf("epoch: %d global batches of %d rows over %d trainers; %s; %s",
+		p.GlobalBatches(), c.BatchSize, p.World(), steps, dropped),
+		"global_batches", p.GlobalBatches(), "batch_size", c.BatchSize, "world", p.World(),
+		"steps_per_rank", hi, "dropped_rows", p.DroppedRows())
 	if lo != hi || c.Node.Count > 1 && !c.DropLast {
 		s.logf("warning: with drop_last: false ranks (and nodes) may get different batch counts per epoch; " +
 			"a collective training step (all-reduce) then waits forever for the rank that has none: drop_last: true gives every rank the same count")
@@ -108,8 +110,10 @@ func (s *server) summary(dir string, hash uint64, workers int, g *ring.Geometry)
 	if c.Epochs == 0 {
 		epochs = "endless"
 	}
-	s.logf("job %q: %d rings × %d slots × %s in %s, config %#x, %d workers, epochs %s, seed %d",
-		c.Job, c.Ranks, c.RingDepth, sizeText(g.SlotSize), dir, hash, workers, epochs, c.Seed)
+	s.log.Info(fmt.Sprintf("job %q: %d rings × %d slots × %s in %s, config 0x%016x, %d workers, epochs %s, seed %d",
+		c.Job, c.Ranks, c.RingDepth, sizeText(g.SlotSize), dir, hash, workers, epochs, c.Seed),
+		"job", c.Job, "ranks", c.Ranks, "slots", c.RingDepth, "slot_bytes", g.SlotSize, "dir", dir,
+		"config_hash", fmt.Sprintf("0x%016x", hash), "workers", workers, "epochs", c.Epochs, "seed", c.Seed)
 	switch o := s.opt; {
 	case o.StartBase != 0:
 		s.logf("starting every rank at epoch %d, global batch %d (a state saved under %d trainers; %d here)",

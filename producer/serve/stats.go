@@ -45,7 +45,7 @@ func (r *rankStats) epochDone(epoch uint64) { r.epoch.Store(epoch + 1); r.step.S
 func (s *server) sample(prods []*ring.Producer) {
 	for r, p := range prods {
 		st := s.stats.rank(r)
-		if p.ConsumerPID() == 0 {
+		if !s.trainer[r].Load() {
 			continue
 		}
 		st.samples.Add(1)
@@ -53,6 +53,21 @@ func (s *server) sample(prods []*ring.Producer) {
 			st.waitSamples.Add(1)
 		}
 	}
+}
+
+// ringStatus is one ring in a status record (the "rings" attribute): what serve has
+// published (epoch, step of steps), its occupancy, whether a trainer is attached, and
+// the share of samples in which it waited for data.
+type ringStatus struct {
+	Rank      int     `json:"rank"`
+	Epoch     uint64  `json:"epoch"`
+	Step      uint64  `json:"step"`
+	Steps     uint64  `json:"steps"`
+	Occupancy uint64  `json:"occupancy"`
+	Slots     uint32  `json:"slots"`
+	Trainer   bool    `json:"trainer"`
+	WaitPct   float64 `json:"wait_pct"`
+	Done      bool    `json:"done"`
 }
 
 // reporter logs a status line every period and samples the rings every 10 ms for it.
@@ -77,6 +92,7 @@ func (s *server) reporter(prods []*ring.Producer, period time.Duration, done <-c
 		dt := now.Sub(last).Seconds()
 		var rows, bytes int64
 		var b strings.Builder
+		rings := make([]ringStatus, len(prods))
 		for r, p := range prods {
 			st := s.stats.rank(r)
 			rows += st.rows.Load()
@@ -85,10 +101,13 @@ func (s *server) reporter(prods []*ring.Producer, period time.Duration, done <-c
 			if n := st.samples.Swap(0); n > 0 {
 				wait = 100 * float64(st.waitSamples.Swap(0)) / float64(n)
 			}
+			rings[r] = ringStatus{Rank: r, Epoch: st.epoch.Load(), Step: st.step.Load(), Steps: s.plan.Steps(r),
+				Occupancy: p.Occupancy(), Slots: p.Geometry().SlotCount, Trainer: s.trainer[r].Load(),
+				WaitPct: wait, Done: st.done.Load()}
 			switch {
 			case st.done.Load():
 				fmt.Fprintf(&b, " | r%d done", r)
-			case p.ConsumerPID() == 0:
+			case !s.trainer[r].Load():
 				fmt.Fprintf(&b, " | r%d e%d %d/%d ring %d/%d no trainer", r, st.epoch.Load(), st.step.Load(),
 					s.plan.Steps(r), p.Occupancy(), p.Geometry().SlotCount)
 			default:
@@ -99,7 +118,7 @@ func (s *server) reporter(prods []*ring.Producer, period time.Duration, done <-c
 		dec := s.stats.decodedRows.Load()
 		rowsPS, mbPS, decPS := float64(rows-lastRows)/dt, float64(bytes-lastBytes)/dt/1e6, float64(dec-lastDec)/dt
 		s.log.Info(fmt.Sprintf("%.0f rows/s %.1f MB/s decode %.0f rows/s%s%s", rowsPS, mbPS, decPS, s.cacheStatus(), b.String()),
-			"rows_per_s", rowsPS, "mb_per_s", mbPS, "decoded_rows_per_s", decPS)
+			"rows_per_s", rowsPS, "mb_per_s", mbPS, "decoded_rows_per_s", decPS, "rings", rings)
 		last, lastRows, lastBytes, lastDec = now, rows, bytes, dec
 	}
 }

@@ -133,6 +133,13 @@ class LoaderStats:
         """Rows taken per second of elapsed time."""
         return self.rows / self.elapsed_s if self.elapsed_s > 0 else 0.0
 
+    def __repr__(self) -> str:
+        return (
+            f"LoaderStats(batches={self.batches}, rows={self.rows}, wait_s={self.wait_s:.3f}, "
+            f"elapsed_s={self.elapsed_s:.3f}, stall={self.stall:.1%}, "
+            f"rows_per_s={self.rows_per_s:.0f})"
+        )
+
 
 class Batch(Mapping[str, NDArray[Any]]):
     """One batch held from the ring: a read-only mapping of tensor name to numpy array.
@@ -234,8 +241,8 @@ class Batch(Mapping[str, NDArray[Any]]):
 
 
 class EpochIterator(Iterator[Batch]):
-    """The batches of one epoch (:meth:`Loader.epoch`); ``len()`` is how many are left
-    when the iteration started, for progress bars."""
+    """The batches of one epoch (:meth:`Loader.epoch`); ``len()`` is how many are left,
+    for progress bars."""
 
     __slots__ = ("_it", "_len")
 
@@ -244,7 +251,9 @@ class EpochIterator(Iterator[Batch]):
         self._len = length
 
     def __next__(self) -> Batch:
-        return next(self._it)
+        batch = next(self._it)
+        self._len = max(0, self._len - 1)
+        return batch
 
     def __iter__(self) -> EpochIterator:
         return self
@@ -737,6 +746,19 @@ def _version_detail(where: str, job: str, rank: int) -> str:
     )
 
 
+def _ranks_detail(where: str, job: str) -> str:
+    """How many ranks the job serves, read from rank 0's header (bytes 48..52)."""
+    try:
+        with open(os.path.join(where, f"shmloader-{os.getuid()}-{job}-r0"), "rb") as f:
+            head = f.read(52)
+    except OSError:
+        return ""
+    if len(head) < 52:
+        return ""
+    ranks = int.from_bytes(head[48:52], "little")
+    return f": the job serves ranks 0..{ranks - 1} on this host (serve's ranks, $LOCAL_WORLD_SIZE)"
+
+
 def default_rank() -> int:
     """The local rank of this process under torchrun (and other launchers that follow its
     conventions): ``$LOCAL_RANK``, else 0. Raises InvalidArgument for a malformed value."""
@@ -813,6 +835,8 @@ def attach(
             detail = ""
             if rc == _lib.EVERSION:
                 detail = _version_detail(where, job, rank)
+            if rc == _lib.ERANK:
+                detail = _ranks_detail(where, job)
             if retry:
                 from ._jobs import describe  # only on this error path
 

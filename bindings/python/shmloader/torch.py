@@ -423,7 +423,9 @@ class _EpochIterator(Iterator[TorchBatch]):
         self._len = length
 
     def __next__(self) -> TorchBatch:
-        return next(self._it)
+        batch = next(self._it)
+        self._len = max(0, self._len - 1)
+        return batch
 
     def __iter__(self) -> _EpochIterator:
         return self

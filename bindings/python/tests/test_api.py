@@ -155,6 +155,7 @@ def test_a_rank_the_job_does_not_have_fails_at_once(produce, attach):
     with pytest.raises(shmloader.NoSuchRank, match="SHML_ERANK") as info:
         attach(rank=2, timeout=5.0)
     assert isinstance(info.value, shmloader.InvalidArgument)
+    assert "the job serves ranks 0..1 on this host" in str(info.value)
     assert time.monotonic() - start < 1.0
 
 

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import json
 import re
+import signal
 import subprocess
+import sys
 import threading
 import time
 import urllib.request
@@ -117,7 +119,7 @@ def test_status_and_metrics_follow_a_running_job(group, gen_dataset: Path, tmp_p
 
     text = once.stdout
     assert once.returncode == 0 and f"job {job}" in text and "RANK" in text and "cache " in text, text
-    assert len(re.findall(r"^\d+\s+\d+\s+\d+/40\s+\d+/\d+\s+\d+%\s+\d+%", text, re.M)) == 2, text
+    assert len(re.findall(r"^\d+\s+\d+\s+\d+/40\s+e\d+ \d+\s+\d+/\d+\s+\d+%\s+\d+%", text, re.M)) == 2, text
 
     assert "decode" in text and "cores)" in text, "a 1.1 s span sees two status files"
     # The trainers' own view: every row of the 3 epochs; with a 20 ms step they are the
@@ -142,7 +144,11 @@ def test_log_formats(group, gen_dataset: Path, tmp_path: Path, shm_dir: Path) ->
         if fmt == "json":
             recs = [json.loads(line) for line in lines]
             assert all({"time", "level", "msg"} <= rec.keys() for rec in recs)
-            assert any("rows_per_s" in rec for rec in recs), "no status record"
+            status_recs = [rec for rec in recs if "rows_per_s" in rec]
+            assert status_recs, "no status record"
+            ring = status_recs[-1]["rings"][0]
+            assert {"rank", "epoch", "step", "steps", "occupancy", "slots", "trainer", "wait_pct"} <= ring.keys()
+            assert any(rec.get("steps_per_rank") == 20 for rec in recs), "no plan record"
             done = [rec for rec in recs if rec.get("rank") == 0 and "batches" in rec]
             assert done and done[0]["batches"] == 20 and done[0]["rows"] == servekit.GEN_ROWS
         else:
@@ -158,3 +164,34 @@ def test_status_without_jobs_and_of_a_job_that_is_not_live(shm_dir: Path, shmloa
     assert out.returncode == 1 and "no live producer" in out.stderr and "live jobs: none" in out.stderr
     out = status(shmloader_bin, shm_dir, "-h")
     assert out.returncode == 0 and "usage: shmloader status" in out.stdout
+
+
+LEAVER = """
+import sys, shmloader
+loader = shmloader.attach(sys.argv[1], 1, dir=sys.argv[2], timeout=20)
+kept = [loader.next(), loader.next()]  # still referenced at exit: no detach runs
+print("read", flush=True)
+"""
+
+
+def test_a_trainer_that_exits_without_detaching_holds_nobody_back(group, gen_dataset: Path, tmp_path: Path,
+                                                                   shm_dir: Path, shmloader_bin: Path) -> None:  # fmt: skip
+    """Its ring header still names its pid, but its consumer lock went with the process:
+    serve, status and the metrics count it gone, and the other rank reads on."""
+    cfg = servekit.write_config(tmp_path / "x.yaml", dataset=str(gen_dataset), batch_size=250,
+                                epochs=0, ranks=2, outputs=OUTPUTS)  # fmt: skip
+    job = "leave-" + uuid.uuid4().hex[:8]
+    serve = group.serve(cfg, job)
+    leaver = group.run([sys.executable, "-c", LEAVER, job, str(shm_dir)], timeout=60)
+    assert leaver.rc == 0 and "read" in leaver.stdout, leaver.describe()
+    with shmloader.attach(job, 0, dir=shm_dir, timeout=20, batch_timeout=10) as loader:
+        taken = 0
+        for _ in loader:  # 5 epochs' worth: many windows past where rank 1 stopped
+            taken += 1
+            if taken == 200:
+                break
+        doc = json.loads(status(shmloader_bin, shm_dir, job, "--json", "--interval", "0.2").stdout)
+    assert taken == 200
+    assert doc["rings"][1]["trainer_pid"] == 0, doc["rings"][1]
+    serve.signal(signal.SIGTERM)
+    assert serve.wait(timeout=20) == 0, serve.describe()
