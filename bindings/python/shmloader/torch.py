@@ -45,6 +45,7 @@ copy (``jax.dlpack.from_dlpack(tensor)``); so do the numpy arrays of a plain
 
 from __future__ import annotations
 
+import contextlib
 import os
 import weakref
 from collections import deque
@@ -206,6 +207,13 @@ class _AfterCuda:
         for _, event in list(self.pending):
             event.synchronize()
 
+    def __del__(self) -> None:
+        # Dropped with copies in flight (a loader never closed): they finish before the
+        # pending batches go, and with them the last references to the ring, whose
+        # unmapping would follow.
+        with contextlib.suppress(Exception):  # at interpreter shutdown CUDA may be gone
+            self.wait_all()
+
 
 class _ToDevice(_AfterCuda):
     """Copies batches to one CUDA device on a side stream; each slot goes back once its
@@ -260,8 +268,16 @@ class TorchLoader:
             self._cuda = self._to_device = _ToDevice(device, limit)
         if self._cuda is not None:
             # Run before cudaHostUnregister (hooks run last added first) and the unmap:
-            # no DMA may still read the ring then.
-            ring.before_detach.append(self._cuda.wait_all)
+            # no DMA may still read the ring then. A weak reference: the pending batches
+            # hold the ring, so a strong one would keep it mapped for ever.
+            cuda_ref = weakref.ref(self._cuda)
+
+            def wait_for_copies() -> None:
+                cuda = cuda_ref()
+                if cuda is not None:
+                    cuda.wait_all()
+
+            ring.before_detach.append(wait_for_copies)
         # Pinned CPU batches handed out by next(): the slot goes back after the CUDA
         # work queued when the TorchBatch is released or dropped, never at the drop.
         self._handed: dict[int, tuple[weakref.ref[TorchBatch], Batch]] = {}
