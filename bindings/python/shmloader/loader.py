@@ -13,7 +13,7 @@ import re
 import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
@@ -240,22 +240,25 @@ class Batch(Mapping[str, NDArray[Any]]):
         )
 
 
-class EpochIterator(Iterator[Batch]):
-    """The batches of one epoch (:meth:`Loader.epoch`); ``len()`` is how many are left,
-    for progress bars."""
+_B = TypeVar("_B")
+
+
+class EpochIterator(Iterator[_B]):
+    """The batches of one epoch (:meth:`Loader.epoch`, and ``shmloader.torch``'s);
+    ``len()`` is how many are left, for progress bars."""
 
     __slots__ = ("_it", "_len")
 
-    def __init__(self, it: Iterator[Batch], length: int) -> None:
+    def __init__(self, it: Iterator[_B], length: int) -> None:
         self._it = it
         self._len = length
 
-    def __next__(self) -> Batch:
+    def __next__(self) -> _B:
         batch = next(self._it)
         self._len = max(0, self._len - 1)
         return batch
 
-    def __iter__(self) -> EpochIterator:
+    def __iter__(self) -> EpochIterator[_B]:
         return self
 
     def __len__(self) -> int:
@@ -482,7 +485,7 @@ class Loader:
             if previous is not None and not self.closed:
                 previous.release()
 
-    def epoch(self) -> EpochIterator:
+    def epoch(self) -> EpochIterator[Batch]:
         """Iterate over the rest of the current epoch; stops at its end (or at the end of
         the stream). Call again for the next epoch. Each batch is released when the loop
         advances or ends: copy what you need to keep.
@@ -728,17 +731,22 @@ class Loader:
         )
 
 
-def _version_detail(where: str, job: str, rank: int) -> str:
-    """The versions behind SHML_EVERSION, read from the segment's header (bytes 8..12)."""
-    path = os.path.join(where, f"shmloader-{os.getuid()}-{job}-r{rank}")
+def _header_u32(where: str, job: str, rank: int, offset: int) -> int | None:
+    """A u32 of a segment's header (ring/PROTOCOL.md), for an error message; None if the
+    segment cannot be read."""
     try:
-        with open(path, "rb") as f:
-            head = f.read(12)
+        with open(os.path.join(where, f"shmloader-{os.getuid()}-{job}-r{rank}"), "rb") as f:
+            head = f.read(offset + 4)
     except OSError:
+        return None
+    return int.from_bytes(head[offset:], "little") if len(head) == offset + 4 else None
+
+
+def _version_detail(where: str, job: str, rank: int) -> str:
+    """The versions behind SHML_EVERSION (the header's version, at 8)."""
+    theirs = _header_u32(where, job, rank, 8)
+    if theirs is None:
         return ""
-    if len(head) < 12:
-        return ""
-    theirs = int.from_bytes(head[8:12], "little")
     return (
         f": the segment speaks ring protocol version {theirs}, this library "
         f"{_lib.PROTOCOL_VERSION}; serve and the trainers must come from the same shmloader "
@@ -747,15 +755,10 @@ def _version_detail(where: str, job: str, rank: int) -> str:
 
 
 def _ranks_detail(where: str, job: str) -> str:
-    """How many ranks the job serves, read from rank 0's header (bytes 48..52)."""
-    try:
-        with open(os.path.join(where, f"shmloader-{os.getuid()}-{job}-r0"), "rb") as f:
-            head = f.read(52)
-    except OSError:
+    """How many ranks the job serves (rank 0's header's ranks, at 48)."""
+    ranks = _header_u32(where, job, 0, 48)
+    if ranks is None:
         return ""
-    if len(head) < 52:
-        return ""
-    ranks = int.from_bytes(head[48:52], "little")
     return f": the job serves ranks 0..{ranks - 1} on this host (serve's ranks, $LOCAL_WORLD_SIZE)"
 
 

@@ -61,7 +61,7 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
     ) from exc
 
 from .errors import InvalidArgument, LoaderClosed, ShmloaderError
-from .loader import Batch, Loader, LoaderStats, RingInfo, default_rank
+from .loader import Batch, EpochIterator, Loader, LoaderStats, RingInfo, default_rank
 from .loader import attach as _attach_numpy
 
 __all__ = ["CudaUnavailable", "Dataset", "TorchBatch", "TorchLoader", "attach"]
@@ -346,10 +346,10 @@ class TorchLoader:
                 if self._cuda is not None:
                     self._reap()
 
-    def epoch(self) -> _EpochIterator:
+    def epoch(self) -> EpochIterator[TorchBatch]:
         """The rest of the current epoch, as :meth:`shmloader.Loader.epoch`; ``len()``
         is the number of batches left."""
-        return _EpochIterator(self._iterate(False), len(self.loader.epoch()))
+        return EpochIterator(self._iterate(False), len(self.loader.epoch()))
 
     def __iter__(self) -> Iterator[TorchBatch]:
         """Every batch of every epoch until the end of the stream."""
@@ -429,30 +429,6 @@ class TorchLoader:
         where = f" device={self.device}" if self.device is not None else ""
         pinned = " pinned" if self.pinned else ""
         return f"<shmloader.torch.TorchLoader{where}{pinned} {self.loader!r}>"
-
-
-class _EpochIterator(Iterator[TorchBatch]):
-    __slots__ = ("_it", "_len")
-
-    def __init__(self, it: Iterator[TorchBatch], length: int) -> None:
-        self._it = it
-        self._len = length
-
-    def __next__(self) -> TorchBatch:
-        batch = next(self._it)
-        self._len = max(0, self._len - 1)
-        return batch
-
-    def __iter__(self) -> _EpochIterator:
-        return self
-
-    def __len__(self) -> int:
-        return self._len
-
-    def close(self) -> None:
-        close = getattr(self._it, "close", None)
-        if close is not None:
-            close()
 
 
 def _device(device: str | torch.device | int | None) -> torch.device | None:
