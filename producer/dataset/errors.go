@@ -3,6 +3,8 @@ package dataset
 import (
 	"errors"
 	"fmt"
+
+	"github.com/shmloader/shmloader/producer/pages"
 )
 
 // Sentinel errors. Every error from this package is an *Error that names the file (or the
@@ -14,8 +16,9 @@ var (
 	ErrNoRows = errors.New("dataset has no rows")
 	// ErrSchema: a file's schema differs from the first file's.
 	ErrSchema = errors.New("schema mismatch")
-	// ErrCorrupt: a footer, page header or column chunk cannot be decoded.
-	ErrCorrupt = errors.New("corrupt Parquet data")
+	// ErrCorrupt: a footer, page header or column chunk cannot be decoded (the same
+	// sentinel as pages.ErrCorrupt, which the page decoder returns).
+	ErrCorrupt = pages.ErrCorrupt
 	// ErrChecksum: bytes read do not match a page CRC or a chunk checksum of the footer.
 	ErrChecksum = errors.New("checksum mismatch")
 	// ErrNoColumn: no top-level column has this name.

@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/apache/arrow-go/v18/parquet/compress"
+
+	"github.com/shmloader/shmloader/producer/pages"
 )
 
 // addPageCRCs rewrites the Parquet file src (written by arrow-go, which sets no page CRC)
@@ -31,17 +33,17 @@ func addPageCRCs(t *testing.T, src, dst string) {
 			moved := map[int64]int64{}
 			added := int64(0)
 			for pos := start; pos < start+n; {
-				h, err := parsePageHeader(data[pos:])
-				if err != nil || h.hasCRC {
+				h, err := pages.ParseHeader(data[pos:])
+				if err != nil || h.HasCRC {
 					t.Fatalf("page at %d: %v %+v", pos, err, h)
 				}
 				moved[pos] = int64(out.Len())
-				body := data[pos+int64(h.size) : pos+int64(h.size+h.compressed)]
-				hdr := withCRC(data[pos:pos+int64(h.size)], h, int32(crc32.ChecksumIEEE(body)))
-				added += int64(len(hdr) - h.size)
+				body := data[pos+int64(h.Size) : pos+int64(h.Size+h.Compressed)]
+				hdr := withCRC(data[pos:pos+int64(h.Size)], h, int32(crc32.ChecksumIEEE(body)))
+				added += int64(len(hdr) - h.Size)
 				out.Write(hdr)
 				out.Write(body)
-				pos += int64(h.size + h.compressed)
+				pos += int64(h.Size + h.Compressed)
 			}
 			md := cc.MetaData
 			md.DataPageOffset = moved[md.DataPageOffset]
@@ -68,12 +70,12 @@ func addPageCRCs(t *testing.T, src, dst string) {
 }
 
 // withCRC inserts field 4 (crc) after field 3 of a compact-protocol page header.
-func withCRC(hdr []byte, h pageHeader, crc int32) []byte {
-	b := append([]byte(nil), hdr[:h.restAt]...)
-	b = append(b, 1<<4|ctI32)
+func withCRC(hdr []byte, h pages.Header, crc int32) []byte {
+	b := append([]byte(nil), hdr[:h.RestAt]...)
+	b = append(b, 1<<4|5) // field delta 1, compact type i32
 	b = binary.AppendUvarint(b, uint64(uint32(crc<<1^crc>>31)))
-	rest := append([]byte(nil), hdr[h.restAt:]...)
-	if h.restID > 4 && rest[0]>>4 != 0 { // the next field's id delta was from 3, now from 4
+	rest := append([]byte(nil), hdr[h.RestAt:]...)
+	if h.RestID > 4 && rest[0]>>4 != 0 { // the next field's id delta was from 3, now from 4
 		rest[0] = (rest[0]>>4-1)<<4 | rest[0]&0x0f
 	}
 	return append(b, rest...)
@@ -94,27 +96,27 @@ func TestPageCRCs(t *testing.T) {
 		checkValues(t, names, cols, int64(g)*100)
 	}
 	release(groups)
-	pages := 0
+	seen := 0
 	for j := range d.Files[0].Meta.Schema.NumColumns() {
 		start, n, _ := chunkRange(d.Files[0].Meta, 2, j)
 		data, _ := os.ReadFile(path)
-		for pos := start; pos < start+n; pages++ {
-			h, err := parsePageHeader(data[pos:])
-			if err != nil || !h.hasCRC {
+		for pos := start; pos < start+n; seen++ {
+			h, err := pages.ParseHeader(data[pos:])
+			if err != nil || !h.HasCRC {
 				t.Fatalf("rewritten page at %d: %v, %+v", pos, err, h)
 			}
-			pos += int64(h.size + h.compressed)
+			pos += int64(h.Size + h.Compressed)
 		}
 	}
-	if pages < 4 {
-		t.Fatalf("only %d pages in row group 2", pages)
+	if seen < 4 {
+		t.Fatalf("only %d pages in row group 2", seen)
 	}
 
 	// Flip one byte in the middle of the first page body of column s in row group 2.
 	start, _, _ := chunkRange(d.Files[0].Meta, 2, 2)
 	data, _ := os.ReadFile(path)
-	h, _ := parsePageHeader(data[start:])
-	data[start+int64(h.size+h.compressed/2)] ^= 0x01
+	h, _ := pages.ParseHeader(data[start:])
+	data[start+int64(h.Size+h.Compressed/2)] ^= 0x01
 	os.WriteFile(path, data, 0o644)
 	d, err = Open(path)
 	if err != nil {
@@ -139,8 +141,8 @@ func TestParsePageHeaderRejectsGarbage(t *testing.T) {
 		{0x15, 0x00, 0x15, 0x02, 0x16, 0x02, 0x00},       // field 3 with the wrong type
 		bytes.Repeat([]byte{0x1c}, 100),                  // structs nested past the limit
 	} {
-		if h, err := parsePageHeader(b); err == nil {
-			t.Errorf("parsePageHeader(%x) = %+v, want an error", b, h)
+		if h, err := pages.ParseHeader(b); err == nil {
+			t.Errorf("pages.ParseHeader(%x) = %+v, want an error", b, h)
 		}
 	}
 	if err := verifyPages([]byte{0x15, 0x00, 0x15, 0x08, 0x15, 0x08, 0x00, 1, 2}, 9); !errors.Is(err, ErrCorrupt) {
@@ -153,9 +155,9 @@ func FuzzPageHeader(f *testing.F) {
 	f.Add([]byte{0x15, 0x04, 0x15, 0x10, 0x15, 0x10, 0x4c, 0x15, 0x04, 0x15, 0x00, 0x00, 1, 2, 3, 4})
 	f.Add([]byte{0x19, 0xf8, 0x7f, 0x1b, 0x05, 0x35, 0x18, 0x00})
 	f.Fuzz(func(t *testing.T, b []byte) {
-		h, err := parsePageHeader(b)
-		if err == nil && (h.size <= 0 || h.size > len(b) || h.compressed < 0) {
-			t.Fatalf("accepted header with size %d of %d bytes, body %d", h.size, len(b), h.compressed)
+		h, err := pages.ParseHeader(b)
+		if err == nil && (h.Size <= 0 || h.Size > len(b) || h.Compressed < 0) {
+			t.Fatalf("accepted header with size %d of %d bytes, body %d", h.Size, len(b), h.Compressed)
 		}
 		verifyPages(b, len(b))
 	})

@@ -2,8 +2,10 @@ package serve
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"hash/fnv"
+	"os"
 
 	"github.com/apache/arrow-go/v18/arrow"
 
@@ -26,10 +28,19 @@ type source struct {
 	tensors []ring.TensorSpec
 	outTen  []int // per output: index of its first tensor
 	rowSize []int // bytes per row of each tensor
+	// arrowOnly reads every column through arrow-go (SHMLOADER_DECODER=arrow).
+	arrowOnly bool
 }
 
 func newSource(ds *dataset.Dataset, cfg *config.Config) (*source, error) {
 	s := &source{ds: ds}
+	switch d := os.Getenv("SHMLOADER_DECODER"); d {
+	case "", "pages":
+	case "arrow":
+		s.arrowOnly = true
+	default:
+		return nil, fmt.Errorf("SHMLOADER_DECODER=%q: want pages (the default) or arrow", d)
+	}
 	names := ds.ColumnNames()
 	index := map[string]int{}
 	use := func(col string) int {
@@ -144,9 +155,11 @@ func (s *source) countKept(ctx context.Context, r *dataset.Reader, rg dataset.Ro
 
 // decode reads rg, filters it and writes its kept rows' outputs into dst as records of
 // layout l: tensor t of kept row k at dst[k*l.stride+l.off[t]]. want is the kept-row
-// count the plan was made with.
-func (s *source) decode(ctx context.Context, r *dataset.Reader, rg dataset.RowGroup, want int64, dst []byte, l *rowLayout) error {
-	cols, err := r.ReadRowGroup(ctx, rg.Index, s.columns)
+// count the plan was made with. Outputs whose columns are flat go straight from the
+// pages into dst (pageWork); the rest, and the filter's columns, through arrow-go.
+func (s *source) decode(ctx context.Context, pw *pageWork, r *dataset.Reader, rg dataset.RowGroup, want int64, dst []byte, l *rowLayout) error {
+	plan := s.pagePlan(pw, rg)
+	cols, err := readArrow(ctx, r, rg, s.columns, s.arrowColumns(plan))
 	if err != nil {
 		return err
 	}
@@ -164,20 +177,36 @@ func (s *source) decode(ctx context.Context, r *dataset.Reader, rg dataset.RowGr
 			Err: fmt.Errorf("%d rows kept, %d when serving started: the file changed", n, want)}
 	}
 	for o, out := range s.outputs {
-		in := make([]*arrow.Chunked, len(s.outCols[o]))
-		for i, c := range s.outCols[o] {
-			in[i] = cols[c]
-		}
 		ten := out.Tensors()
 		d := transform.Dest{Bufs: make([][]byte, len(ten)), Stride: make([]int, len(ten))}
 		for i := range ten {
 			d.Bufs[i], d.Stride[i] = dst[l.off[s.outTen[o]+i]:], l.stride
+		}
+		if plan[o] != nil {
+			if err := s.applyPages(pw, r, rg, o, plan[o], sel, d); err != nil {
+				return s.decodeErr(rg, err)
+			}
+			continue
+		}
+		in := make([]*arrow.Chunked, len(s.outCols[o]))
+		for i, c := range s.outCols[o] {
+			in[i] = cols[c]
 		}
 		if err := out.ApplyTo(in, sel, d); err != nil {
 			return &dataset.Error{Op: "transform", Path: rg.File.Path, RowGroup: rg.Index, Err: err}
 		}
 	}
 	return nil
+}
+
+// decodeErr names rg's file and row group in an error of the page path (one of package
+// dataset already does).
+func (s *source) decodeErr(rg dataset.RowGroup, err error) error {
+	var de *dataset.Error
+	if errors.As(err, &de) {
+		return err
+	}
+	return &dataset.Error{Op: "decode", Path: rg.File.Path, RowGroup: rg.Index, Err: err}
 }
 
 func release(cols []*arrow.Chunked) {

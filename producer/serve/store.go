@@ -162,7 +162,7 @@ func (s *server) decodeTask(ctx context.Context, readers *readers, t task) error
 		}
 		start := time.Now()
 		defer func() { s.stats.decodeNs.Add(int64(time.Since(start))) }()
-		return s.src.decode(ctx, r, rg, kept, dst, &s.blocks.layout)
+		return s.src.decode(ctx, readers.pages, r, rg, kept, dst, &s.blocks.layout)
 	})
 	if hit {
 		s.stats.cached(kept)

@@ -84,6 +84,7 @@ func (q *queue) stop() {
 // worker decodes tasks until the queue stops.
 func (s *server) worker(ctx context.Context) {
 	readers := newReaders(s.src.ds)
+	readers.pages = newPageWork(len(s.src.outputs))
 	defer readers.close()
 	for {
 		t, ok := s.queue.pop()
@@ -97,6 +98,7 @@ func (s *server) worker(ctx context.Context) {
 // readers keeps a few files open for one goroutine: row groups of one window often
 // share a file, and the next window's often do too.
 type readers struct {
+	pages *pageWork // the goroutine's page decoders
 	ds    *dataset.Dataset
 	open  map[*dataset.File]*dataset.Reader
 	order []*dataset.File // oldest first

@@ -56,31 +56,55 @@ func (o *Output) ApplyTo(cols []*arrow.Chunked, sel []int32, dst Dest) error {
 				o.name, o.cols[j].src.name, c.Len(), o.cols[0].src.name, rows)
 		}
 	}
+	n, err := o.checkDest(rows, sel, dst)
+	if err != nil {
+		return err
+	}
+	srcs := make([]colSource, len(cols))
+	for j, c := range cols {
+		r := &colReader{}
+		if err := r.open(&o.cols[j].src, c, o.pad); err != nil {
+			return fmt.Errorf("output %q, column %q: %w", o.name, o.cols[j].src.name, err)
+		}
+		srcs[j] = r
+	}
+	return o.run(srcs, n, sel, dst)
+}
+
+// checkDest checks sel against the rows and dst against the output, and returns the
+// rows to write.
+func (o *Output) checkDest(rows int, sel []int32, dst Dest) (int, error) {
 	n := rows
 	if sel != nil {
 		n = len(sel)
 		if err := checkSel(sel, rows); err != nil {
-			return fmt.Errorf("output %q: %w", o.name, err)
+			return 0, fmt.Errorf("output %q: %w", o.name, err)
 		}
 	}
 	if len(dst.Bufs) != len(o.tensors) || len(dst.Stride) != len(o.tensors) {
-		return fmt.Errorf("output %q: %d destination buffers and %d strides, want %d", o.name, len(dst.Bufs), len(dst.Stride), len(o.tensors))
+		return 0, fmt.Errorf("output %q: %d destination buffers and %d strides, want %d", o.name, len(dst.Bufs), len(dst.Stride), len(o.tensors))
 	}
 	for i, buf := range dst.Bufs {
 		rb, st := o.rowBytes(i), dst.Stride[i]
 		if st < rb {
-			return fmt.Errorf("output %q: tensor %q: rows %d bytes apart, but a row is %d bytes", o.name, o.tensors[i].Name, st, rb)
+			return 0, fmt.Errorf("output %q: tensor %q: rows %d bytes apart, but a row is %d bytes", o.name, o.tensors[i].Name, st, rb)
 		}
 		if need := (n-1)*st + rb; n > 0 && len(buf) < need {
-			return fmt.Errorf("output %q: tensor %q: %d bytes for %d rows %d bytes apart, want %d", o.name, o.tensors[i].Name, len(buf), n, st, need)
+			return 0, fmt.Errorf("output %q: tensor %q: %d bytes for %d rows %d bytes apart, want %d", o.name, o.tensors[i].Name, len(buf), n, st, need)
 		}
 	}
-	readers := make([]colReader, len(cols))
-	for j, c := range cols {
-		if err := readers[j].open(&o.cols[j].src, c, o.pad); err != nil {
-			return fmt.Errorf("output %q, column %q: %w", o.name, o.cols[j].src.name, err)
-		}
-	}
+	return n, nil
+}
+
+// colSource yields one column's values, a block of rows at a time, in order.
+type colSource interface {
+	// read reads rows k0..k1-1 (of sel, or of the column) into w and reports nulls.
+	read(w *work, sel []int32, k0, k1 int) (bool, error)
+}
+
+// run is Apply's loop: for each block of n rows, each column's values are read, pass
+// through the column's ops and are written to dst.
+func (o *Output) run(srcs []colSource, n int, sel []int32, dst Dest) error {
 	perRow := max(o.pad, 1)
 	block := max(1, blockValues/perRow)
 	w := workPool.Get().(*work)
@@ -91,7 +115,11 @@ func (o *Output) ApplyTo(cols []*arrow.Chunked, sel []int32, dst Dest) error {
 		for j := range o.cols {
 			p := &o.cols[j]
 			w.hash = p.hash
-			w.nulls = readers[j].read(w, sel, k0, k1)
+			nulls, err := srcs[j].read(w, sel, k0, k1)
+			if err != nil {
+				return fmt.Errorf("output %q, column %q: %w", o.name, p.src.name, err)
+			}
+			w.nulls = nulls
 			for x := range p.ops {
 				p.ops[x].run(w, (k1-k0)*perRow)
 			}
@@ -150,7 +178,7 @@ func (r *colReader) open(s *source, c *arrow.Chunked, pad int) error {
 }
 
 // read reads rows k0..k1-1 (of sel, or of the column) into w and reports nulls.
-func (r *colReader) read(w *work, sel []int32, k0, k1 int) bool {
+func (r *colReader) read(w *work, sel []int32, k0, k1 int) (bool, error) {
 	c, nulls := r.cur, false
 	if sel == nil {
 		for row := k0; row < k1; {
@@ -175,5 +203,5 @@ func (r *colReader) read(w *work, sel []int32, k0, k1 int) bool {
 		}
 	}
 	r.cur = c
-	return nulls
+	return nulls, nil
 }

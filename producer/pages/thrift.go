@@ -1,24 +1,10 @@
-package dataset
+package pages
 
-import "errors"
+// Parquet page headers are Thrift structs in the compact protocol. compact reads them
+// bounded by the bytes at hand and a nesting limit, so that no input can make it loop,
+// allocate or panic.
 
-// Parquet page headers are Thrift structs in the compact protocol. arrow-go parses them but
-// ignores field 4, the page CRC, so this file walks the headers of a column chunk itself:
-// it decodes fields 1-4 and skips everything else, bounded by the bytes at hand and a
-// nesting limit, so that no input can make it loop, allocate or panic.
-
-// pageHeader is what verification needs from one page header.
-type pageHeader struct {
-	size       int   // bytes of the header itself
-	compressed int   // page body bytes that follow the header
-	crc        int32 // valid when hasCRC
-	hasCRC     bool
-	// restAt is the offset of the first field after fields 1-3 and restID its field id;
-	// tests use them to insert a CRC into a header written without one.
-	restAt, restID int
-}
-
-var errHeader = errors.New("malformed page header")
+var errHeader = corrupt("malformed page header")
 
 // Thrift compact type codes.
 const (

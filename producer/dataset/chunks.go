@@ -1,0 +1,118 @@
+package dataset
+
+import (
+	"hash/crc32"
+	"slices"
+
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/compress"
+
+	"github.com/shmloader/shmloader/producer/pages"
+)
+
+// Leaf is a flat (non-repeated) column as the page decoder reads it: its leaf index in
+// the file's schema and what its chunks need to be decoded.
+type Leaf struct {
+	Index   int
+	Type    parquet.Type
+	TypeLen int
+	MaxDef  int16
+	MaxRep  int16
+}
+
+// Leaf finds column name (a top-level column, or a field of a struct by its dotted
+// path) in f's schema; ok is false when f has no such leaf.
+func (f *File) Leaf(name string) (Leaf, bool) {
+	i := f.Meta.Schema.ColumnIndexByName(name)
+	if i < 0 {
+		return Leaf{}, false
+	}
+	c := f.Meta.Schema.Column(i)
+	return Leaf{Index: i, Type: c.PhysicalType(), TypeLen: c.TypeLength(),
+		MaxDef: c.MaxDefinitionLevel(), MaxRep: c.MaxRepetitionLevel()}, true
+}
+
+// PagesReadable says whether the page decoder reads leaf l's chunk in row group rg (its
+// index in the file), from what the footer says of the chunk's encodings.
+func (f *File) PagesReadable(rg int, l Leaf) error {
+	md := f.Meta.RowGroups[rg].Columns[l.Index].MetaData
+	if md == nil {
+		return kindf(ErrCorrupt, "column chunk %d has no metadata", l.Index)
+	}
+	enc := make([]parquet.Encoding, len(md.Encodings))
+	for i, e := range md.Encodings {
+		enc[i] = parquet.Encoding(e)
+	}
+	return pages.Supported(l.Type, l.MaxRep, enc)
+}
+
+// ReadChunks reads the chunks of leaves ls of row group rg (its index in the file) and
+// returns one pages.Chunk per leaf, in order, viewing buf (grown as needed and returned
+// for reuse). Chunks that lie next to each other in the file are read with one read.
+// Each chunk's footer checksum (files of `shmloader gen`) is verified here; the decoder
+// checks page CRCs as it reads the pages.
+func (r *Reader) ReadChunks(rg int, ls []Leaf, buf []byte) ([]pages.Chunk, []byte, error) {
+	meta := r.file.Meta
+	if rg < 0 || rg >= len(meta.RowGroups) {
+		return nil, buf, &Error{Op: "read", Path: r.file.Path, RowGroup: rg, Err: kindf(ErrRowGroup, "file has %d row groups", len(meta.RowGroups))}
+	}
+	type span struct{ start, n int64 }
+	spans := make([]span, len(ls))
+	total := int64(0)
+	for i, l := range ls {
+		start, n, ok := chunkRange(meta, rg, l.Index)
+		if !ok {
+			return nil, buf, r.chunkErr(rg, l, kindf(ErrCorrupt, "column chunk has no metadata"))
+		}
+		spans[i] = span{start, n}
+		total += n
+	}
+	order := make([]int, len(ls))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int { return int(spans[a].start - spans[b].start) })
+	if int64(cap(buf)) < total {
+		buf = make([]byte, total)
+	}
+	buf = buf[:total]
+	// Lay the chunks out in file order; adjacent ones are read together.
+	at := make([]int64, len(ls))
+	pos := int64(0)
+	for k := 0; k < len(order); {
+		first := spans[order[k]]
+		end, e := first.start+first.n, k+1
+		at[order[k]] = pos
+		for e < len(order) && spans[order[e]].start == end {
+			at[order[e]] = pos + end - first.start
+			end += spans[order[e]].n
+			e++
+		}
+		n := end - first.start
+		if _, err := r.src.f.ReadAt(buf[pos:pos+n], first.start); err != nil {
+			return nil, buf, &Error{Op: "read", Path: r.file.Path, RowGroup: rg, Err: pathless(err)}
+		}
+		r.src.read += n
+		pos += n
+		k = e
+	}
+	out := make([]pages.Chunk, len(ls))
+	ncols := meta.Schema.NumColumns()
+	for i, l := range ls {
+		data := buf[at[i] : at[i]+spans[i].n : at[i]+spans[i].n]
+		if r.file.sums != nil {
+			want := r.file.sums[rg*ncols+l.Index]
+			if got := crc32.ChecksumIEEE(data); got != want {
+				return nil, buf, r.chunkErr(rg, l, kindf(ErrChecksum, "column chunk at offset %d: footer CRC %08x, computed %08x", spans[i].start, want, got))
+			}
+		}
+		md := meta.RowGroups[rg].Columns[l.Index].MetaData
+		out[i] = pages.Chunk{Type: l.Type, TypeLen: l.TypeLen, MaxDef: l.MaxDef, MaxRep: l.MaxRep,
+			Codec: compress.Compression(md.Codec), Values: md.NumValues, Data: data}
+	}
+	return out, buf, nil
+}
+
+func (r *Reader) chunkErr(rg int, l Leaf, err error) error {
+	return &Error{Op: "read", Path: r.file.Path, RowGroup: rg, Column: r.file.Meta.Schema.Column(l.Index).Path(), Err: err}
+}

@@ -1,0 +1,400 @@
+package pages
+
+import (
+	"encoding/binary"
+	"hash/crc32"
+
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/compress"
+)
+
+// Chunk is one column chunk of one row group: where its bytes are and what the footer
+// says about it.
+type Chunk struct {
+	Type    parquet.Type // physical type
+	TypeLen int          // FIXED_LEN_BYTE_ARRAY's width
+	MaxDef  int16
+	MaxRep  int16
+	Codec   compress.Compression
+	Values  int64  // the footer's num_values: levels in all data pages
+	Data    []byte // the chunk as stored: page headers and bodies, dictionary page first;
+	// unchanged until the next Reset (byte arrays of an uncompressed chunk view it)
+}
+
+// Decoder reads the rows of one flat column chunk at a time. Reset starts a chunk; Read
+// then yields its rows in order; Finish checks that the chunk ended where the footer
+// says. A Decoder is used by one goroutine and keeps its buffers from chunk to chunk.
+type Decoder struct {
+	// Indices makes Read yield dictionary-encoded pages as indices (Values.Dict) into
+	// Dictionary(), so a caller can transform each distinct value once.
+	Indices bool
+
+	c     Chunk
+	typ   physical
+	codec compress.Codec
+
+	pos     int   // offset of the next page header
+	page    int   // index of the current page
+	pageAt  int   // offset of the current page's header
+	started int64 // levels of the data pages started so far
+	left    int   // rows left in the current data page
+	nulls   int   // data page v2: nulls the header promises; -1 for v1
+	seenNul int   // nulls met in the current page
+
+	defs    hybrid
+	levels  []uint32
+	vals    valueReader
+	dictEnc bool // the current page's values are dictionary indices
+
+	dict    Values // entries in I32..Bin, N of them
+	hasDict bool
+	dictGen uint64
+
+	pageBuf, dictBuf []byte
+	plain            plainReader
+	idx              dictReader
+	bools            rleBoolReader
+}
+
+// valueReader decodes the values section of a data page.
+type valueReader interface {
+	// read decodes the next n values, densely, into out at [0:n] (indices into Idx).
+	read(d *Decoder, out *Values, n int) error
+	// finish checks, once the page's rows are read, that nothing is left over.
+	finish() error
+}
+
+// Supported says whether a chunk of this column can be decoded here at all; the
+// encodings are those the footer lists for the chunk.
+func Supported(t parquet.Type, maxRep int16, encodings []parquet.Encoding) error {
+	if maxRep > 0 {
+		return unsupported("repeated column (max repetition level %d)", maxRep)
+	}
+	if _, ok := physicalOf(t); !ok {
+		return unsupported("physical type %s", t)
+	}
+	for _, e := range encodings {
+		if !encodingOK(Encoding(e), t) {
+			return unsupported("%s encoding of %s", Encoding(e), t)
+		}
+	}
+	return nil
+}
+
+// encodingOK: the encodings this decoder reads for a column of type t (levels: RLE).
+func encodingOK(e Encoding, t parquet.Type) bool {
+	switch e {
+	case Plain, PlainDictionary, RLEDictionary, RLE:
+		return true
+	}
+	return false
+}
+
+// Reset starts decoding chunk c. It checks the chunk's description only; pages are
+// checked as they are read.
+func (d *Decoder) Reset(c Chunk) error {
+	typ, ok := physicalOf(c.Type)
+	if !ok || c.MaxRep > 0 {
+		return &Error{Page: -1, Err: unsupported("physical type %s with max repetition level %d", c.Type, c.MaxRep)}
+	}
+	if typ == tFixed && c.TypeLen <= 0 {
+		return &Error{Page: -1, Err: corrupt("FIXED_LEN_BYTE_ARRAY of width %d", c.TypeLen)}
+	}
+	if c.MaxDef < 0 || c.Values < 0 {
+		return &Error{Page: -1, Err: corrupt("max definition level %d, %d values", c.MaxDef, c.Values)}
+	}
+	codec, err := compress.GetCodec(c.Codec)
+	if err != nil {
+		return &Error{Page: -1, Err: unsupported("codec %s: %v", c.Codec, err)}
+	}
+	d.c, d.typ, d.codec = c, typ, codec
+	d.pos, d.page, d.pageAt, d.started, d.left = 0, -1, 0, 0, 0
+	d.hasDict, d.vals = false, nil
+	d.dict.N = 0
+	return nil
+}
+
+// Dictionary is the chunk's dictionary page, its entries in the slice of the physical
+// type (N of them); Generation changes whenever another dictionary is loaded, so a
+// caller may cache what it derived from one.
+func (d *Decoder) Dictionary() (*Values, uint64) { return &d.dict, d.dictGen }
+
+// fail wraps err with the current page.
+func (d *Decoder) fail(err error) error {
+	return &Error{Page: d.page, Offset: d.pageAt, Err: err}
+}
+
+// Read decodes up to n rows of the current page (the next page's, once the current
+// one is done) into out, and returns how many: at least 1 while rows are left in the
+// chunk, and never more than the page holds, so that one Values has one encoding.
+func (d *Decoder) Read(n int, out *Values) (int, error) {
+	if d.left == 0 {
+		if err := d.nextDataPage(); err != nil {
+			return 0, err
+		}
+	}
+	m := min(n, d.left)
+	out.grow(d.typ, m)
+	out.N, out.HasNull, out.Dict = m, false, d.dictEnc && d.Indices
+	valid := m
+	if d.c.MaxDef > 0 {
+		d.levels = growTo(d.levels, m)
+		lv := d.levels[:m]
+		if err := d.defs.read(lv); err != nil {
+			return 0, d.fail(corrupt("definition levels: %v", err))
+		}
+		max := uint32(d.c.MaxDef)
+		null := out.Null[:m]
+		nulls := 0
+		for k, l := range lv {
+			b := byte(0)
+			if l != max {
+				b = 1
+			}
+			null[k] = b
+			nulls += int(b)
+		}
+		out.HasNull, valid = nulls > 0, m-nulls
+		d.seenNul += nulls
+	}
+	if err := d.vals.read(d, out, valid); err != nil {
+		return 0, d.fail(err)
+	}
+	if out.HasNull {
+		spread(d.typ, out, m, valid)
+	}
+	d.left -= m
+	if d.left == 0 {
+		if err := d.endPage(); err != nil {
+			return 0, err
+		}
+	}
+	return m, nil
+}
+
+// endPage checks what the page's header promised against what it held.
+func (d *Decoder) endPage() error {
+	if d.nulls >= 0 && d.nulls != d.seenNul {
+		return d.fail(corrupt("header says %d nulls, definition levels give %d", d.nulls, d.seenNul))
+	}
+	if err := d.vals.finish(); err != nil {
+		return d.fail(err)
+	}
+	return nil
+}
+
+// Finish checks, once every row was read, that the chunk holds no further data page and
+// that its pages' levels add up to the footer's count.
+func (d *Decoder) Finish() error {
+	if d.left != 0 {
+		return d.fail(corrupt("%d rows of the page were not read", d.left))
+	}
+	for d.pos < len(d.c.Data) {
+		h, _, err := d.header()
+		if err != nil {
+			return err
+		}
+		if h.Type == DataPage || h.Type == DataPageV2 {
+			if h.NumValues > 0 {
+				return d.fail(corrupt("a data page of %d values follows the row group's last row", h.NumValues))
+			}
+		}
+	}
+	if d.started != d.c.Values {
+		return &Error{Page: -1, Err: corrupt("data pages hold %d values, the footer says %d", d.started, d.c.Values)}
+	}
+	return nil
+}
+
+// header parses the next page header and returns it with its body, and moves on.
+func (d *Decoder) header() (Header, []byte, error) {
+	d.page++
+	d.pageAt = d.pos
+	h, err := ParseHeader(d.c.Data[d.pos:])
+	if err != nil {
+		return h, nil, d.fail(err)
+	}
+	body := d.pos + h.Size
+	if h.Compressed > len(d.c.Data)-body {
+		return h, nil, d.fail(corrupt("%d-byte body runs past the chunk's end (%d bytes left)", h.Compressed, len(d.c.Data)-body))
+	}
+	d.pos = body + h.Compressed
+	raw := d.c.Data[body:d.pos]
+	if h.HasCRC && crc32.ChecksumIEEE(raw) != uint32(h.CRC) {
+		return h, nil, d.fail(corrupt("page CRC %08x, computed %08x", uint32(h.CRC), crc32.ChecksumIEEE(raw)))
+	}
+	return h, raw, nil
+}
+
+// nextDataPage reads page headers up to the next data page, loading a dictionary page
+// on the way, and sets up that page's levels and values.
+func (d *Decoder) nextDataPage() error {
+	for {
+		if d.pos >= len(d.c.Data) {
+			return &Error{Page: d.page + 1, Offset: d.pos, Err: corrupt("the chunk ends after %d of the footer's %d values", d.started, d.c.Values)}
+		}
+		h, raw, err := d.header()
+		if err != nil {
+			return err
+		}
+		switch h.Type {
+		case DictionaryPage:
+			if err := d.loadDict(h, raw); err != nil {
+				return d.fail(err)
+			}
+		case DataPage, DataPageV2:
+			if h.NumValues == 0 {
+				continue // an empty page: nothing to read (pyarrow reads such files)
+			}
+			if err := d.startPage(h, raw); err != nil {
+				return d.fail(err)
+			}
+			return nil
+		}
+	}
+}
+
+// startPage decompresses a data page and positions its level and value readers.
+func (d *Decoder) startPage(h Header, raw []byte) error {
+	if int64(h.NumValues) > d.c.Values-d.started {
+		return corrupt("%d values, but only %d of the footer's %d are left", h.NumValues, d.c.Values-d.started, d.c.Values)
+	}
+	var levels, values []byte
+	d.nulls, d.seenNul = -1, 0
+	if h.Type == DataPage {
+		body, err := d.decompress(&d.pageBuf, raw, h.Uncompressed)
+		if err != nil {
+			return err
+		}
+		values = body
+		if d.c.MaxDef > 0 {
+			if h.DefEncoding != RLE {
+				return unsupported("definition levels in %s", h.DefEncoding)
+			}
+			if len(body) < 4 {
+				return corrupt("definition levels' length cut short")
+			}
+			n := binary.LittleEndian.Uint32(body)
+			if uint64(n) > uint64(len(body)-4) {
+				return corrupt("definition levels of %d bytes in a %d-byte page", n, len(body))
+			}
+			levels, values = body[4:4+n], body[4+n:]
+		}
+	} else {
+		if h.NumRows != h.NumValues {
+			return corrupt("%d rows but %d values in a flat column", h.NumRows, h.NumValues)
+		}
+		if h.NumNulls > h.NumValues {
+			return corrupt("%d nulls in %d values", h.NumNulls, h.NumValues)
+		}
+		if h.RepLen != 0 {
+			return corrupt("%d bytes of repetition levels in a flat column", h.RepLen)
+		}
+		if h.DefLen > len(raw) || h.DefLen > h.Uncompressed {
+			return corrupt("%d bytes of definition levels in a %d-byte page", h.DefLen, len(raw))
+		}
+		if d.c.MaxDef == 0 && (h.DefLen != 0 || h.NumNulls != 0) {
+			return corrupt("definition levels (%d bytes, %d nulls) in a required column", h.DefLen, h.NumNulls)
+		}
+		levels = raw[:h.DefLen]
+		values = raw[h.DefLen:]
+		if h.V2Compressed {
+			var err error
+			if values, err = d.decompress(&d.pageBuf, values, h.Uncompressed-h.DefLen); err != nil {
+				return err
+			}
+		} else if len(values) != h.Uncompressed-h.DefLen {
+			return corrupt("uncompressed values of %d bytes, header says %d", len(values), h.Uncompressed-h.DefLen)
+		}
+		d.nulls = h.NumNulls
+	}
+	if d.c.MaxDef > 0 {
+		d.defs.reset(levels, bitWidth(uint32(d.c.MaxDef)+1), uint32(d.c.MaxDef)+1)
+	}
+	if err := d.startValues(h.Encoding, values); err != nil {
+		return err
+	}
+	d.started += int64(h.NumValues)
+	d.left = h.NumValues
+	return nil
+}
+
+// startValues picks the reader of the page's value encoding.
+func (d *Decoder) startValues(e Encoding, b []byte) error {
+	d.dictEnc = false
+	switch {
+	case e == Plain:
+		d.plain.reset(b, d.typ, d.c.TypeLen)
+		d.vals = &d.plain
+	case e == PlainDictionary || e == RLEDictionary:
+		if !d.hasDict {
+			return corrupt("dictionary-encoded page, but the chunk has no dictionary page before it")
+		}
+		if err := d.idx.reset(b, d.dict.N); err != nil {
+			return err
+		}
+		d.vals, d.dictEnc = &d.idx, true
+	case e == RLE && d.typ == tBool:
+		if err := d.bools.reset(b); err != nil {
+			return err
+		}
+		d.vals = &d.bools
+	default:
+		return unsupported("%s encoding of %s", e, d.c.Type)
+	}
+	return nil
+}
+
+// decompress returns the page body decompressed into *buf, checking its size.
+func (d *Decoder) decompress(buf *[]byte, raw []byte, size int) ([]byte, error) {
+	if d.c.Codec == compress.Codecs.Uncompressed {
+		if len(raw) != size {
+			return nil, corrupt("uncompressed page body of %d bytes, header says %d", len(raw), size)
+		}
+		return raw, nil
+	}
+	if size > 1<<31 {
+		return nil, corrupt("page of %d bytes once decompressed", size)
+	}
+	*buf = growTo(*buf, size)
+	out, err := compress.Decode(d.codec, (*buf)[:size], raw)
+	if err != nil {
+		return nil, corrupt("%s: %v", d.c.Codec, err)
+	}
+	if len(out) != size {
+		return nil, corrupt("%s: page decompressed to %d bytes, header says %d", d.c.Codec, len(out), size)
+	}
+	if cap(out) > cap(*buf) {
+		*buf = out[:cap(out)]
+	}
+	return out, nil
+}
+
+// loadDict reads the dictionary page.
+func (d *Decoder) loadDict(h Header, raw []byte) error {
+	if d.hasDict || d.started > 0 {
+		return corrupt("a second dictionary page, or one after data pages")
+	}
+	if h.Encoding != Plain && h.Encoding != PlainDictionary {
+		return unsupported("dictionary page in %s", h.Encoding)
+	}
+	body, err := d.decompress(&d.dictBuf, raw, h.Uncompressed)
+	if err != nil {
+		return err
+	}
+	if h.NumValues > len(body)/minBytes(d.typ, d.c.TypeLen) {
+		return corrupt("dictionary of %d entries in %d bytes", h.NumValues, len(body))
+	}
+	var pr plainReader
+	pr.reset(body, d.typ, d.c.TypeLen)
+	d.dict.grow(d.typ, h.NumValues)
+	if err := pr.read(d, &d.dict, h.NumValues); err != nil {
+		return corrupt("dictionary: %v", err)
+	}
+	if err := pr.finish(); err != nil {
+		return corrupt("dictionary: %v", err)
+	}
+	d.dict.N, d.hasDict = h.NumValues, true
+	d.dictGen++
+	return nil
+}

@@ -1,0 +1,138 @@
+package pages
+
+import (
+	"encoding/binary"
+	"math/bits"
+)
+
+// hybrid reads the RLE / bit-packed hybrid encoding of levels and dictionary indices: a
+// sequence of runs, each a ULEB128 header whose low bit says bit-packed (groups of 8
+// values, width bits each, least significant bit first) or repeated (one value in
+// ceil(width/8) bytes, little-endian). Every read is bounded by b; a run that ends early
+// or a value of max or above is an error.
+type hybrid struct {
+	b     []byte
+	pos   int
+	width uint
+	max   uint32 // values must be below max (levels: maxDef+1; indices: dictionary size)
+
+	rep    int    // values left in the current repeated run
+	repVal uint32 //
+	lit    int    // values left in the current bit-packed run
+	litBit int    // bit offset in b of the next bit-packed value
+}
+
+func (h *hybrid) reset(b []byte, width uint, max uint32) {
+	*h = hybrid{b: b, width: width, max: max}
+}
+
+// next starts the next run.
+func (h *hybrid) next() error {
+	hdr, n := binary.Uvarint(h.b[h.pos:])
+	if n <= 0 {
+		return corrupt("run header at byte %d of %d is cut short", h.pos, len(h.b))
+	}
+	h.pos += n
+	if hdr&1 == 1 {
+		groups := hdr >> 1
+		nbytes := groups * uint64(h.width)
+		if groups == 0 || nbytes > uint64(len(h.b)-h.pos) {
+			// The last run of a page may be cut where its values end: keep what is there.
+			if groups == 0 || h.width == 0 {
+				return corrupt("empty bit-packed run at byte %d", h.pos-n)
+			}
+			nbytes = uint64(len(h.b) - h.pos)
+			h.lit = int(nbytes * 8 / uint64(h.width))
+		} else {
+			h.lit = int(groups * 8)
+		}
+		h.litBit = h.pos * 8
+		h.pos += int(nbytes)
+		if h.lit == 0 {
+			return corrupt("bit-packed run at byte %d holds no whole value", h.pos-n)
+		}
+		return nil
+	}
+	count := hdr >> 1
+	if count == 0 || count > 1<<31 {
+		return corrupt("repeated run of %d values at byte %d", count, h.pos-n)
+	}
+	nb := int(h.width+7) / 8
+	if nb > len(h.b)-h.pos {
+		return corrupt("repeated run at byte %d is cut short", h.pos-n)
+	}
+	var v uint32
+	for i := range nb {
+		v |= uint32(h.b[h.pos+i]) << (8 * i)
+	}
+	h.pos += nb
+	if v >= h.max {
+		return corrupt("value %d at byte %d is out of range (want below %d)", v, h.pos-nb, h.max)
+	}
+	h.rep, h.repVal = int(count), v
+	return nil
+}
+
+// read fills dst with the next len(dst) values.
+func (h *hybrid) read(dst []uint32) error {
+	for k := 0; k < len(dst); {
+		if h.rep == 0 && h.lit == 0 {
+			if h.pos >= len(h.b) {
+				return corrupt("values run out after %d of %d", k, len(dst))
+			}
+			if err := h.next(); err != nil {
+				return err
+			}
+		}
+		if h.rep > 0 {
+			m := min(h.rep, len(dst)-k)
+			v := h.repVal
+			for i := range dst[k : k+m] {
+				dst[k+i] = v
+			}
+			h.rep -= m
+			k += m
+			continue
+		}
+		m := min(h.lit, len(dst)-k)
+		if err := h.unpack(dst[k : k+m]); err != nil {
+			return err
+		}
+		h.lit -= m
+		k += m
+	}
+	return nil
+}
+
+// unpack reads len(dst) bit-packed values from litBit on.
+func (h *hybrid) unpack(dst []uint32) error {
+	w := h.width
+	mask := uint64(1)<<w - 1
+	bit := h.litBit
+	end := len(h.b) - 8 // a whole 8-byte load fits from here on
+	var top uint32 // the largest value, checked once after the loop
+	k := 0
+	for ; k < len(dst) && bit/8 <= end; k++ {
+		v := uint32(binary.LittleEndian.Uint64(h.b[bit/8:]) >> (bit % 8) & mask)
+		dst[k] = v
+		top = max(top, v)
+		bit += int(w)
+	}
+	for ; k < len(dst); k++ {
+		var x uint64
+		for i := 0; i < 8 && bit/8+i < len(h.b); i++ {
+			x |= uint64(h.b[bit/8+i]) << (8 * i)
+		}
+		dst[k] = uint32(x >> (bit % 8) & mask)
+		top = max(top, dst[k])
+		bit += int(w)
+	}
+	h.litBit = bit
+	if top >= h.max {
+		return corrupt("value %d is out of range (want below %d)", top, h.max)
+	}
+	return nil
+}
+
+// bitWidth is the width of values 0..max-1.
+func bitWidth(max uint32) uint { return uint(bits.Len32(max - 1)) }

@@ -1,0 +1,117 @@
+package serve
+
+import (
+	"context"
+
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/shmloader/shmloader/producer/dataset"
+	"github.com/shmloader/shmloader/producer/transform"
+)
+
+// pageWork is one worker's state for reading outputs straight from pages: a decoder
+// set per output and the buffer the row group's chunks are read into, all reused.
+type pageWork struct {
+	state  []transform.PageState
+	buf    []byte
+	leaves map[*dataset.File][][]dataset.Leaf // per output, its columns' leaves; nil: not all flat
+}
+
+func newPageWork(outputs int) *pageWork {
+	return &pageWork{state: make([]transform.PageState, outputs), leaves: map[*dataset.File][][]dataset.Leaf{}}
+}
+
+// pagePlan says which outputs of row group rg are read from pages (the rest go through
+// arrow-go), and the leaves of each.
+func (s *source) pagePlan(pw *pageWork, rg dataset.RowGroup) [][]dataset.Leaf {
+	if s.arrowOnly {
+		return make([][]dataset.Leaf, len(s.outputs))
+	}
+	byOut, ok := pw.leaves[rg.File]
+	if !ok {
+		byOut = make([][]dataset.Leaf, len(s.outputs))
+		for o, out := range s.outputs {
+			ls := make([]dataset.Leaf, 0, len(s.outCols[o]))
+			for j, c := range s.outCols[o] {
+				l, ok := rg.File.Leaf(s.columns[c])
+				if !ok || l.MaxRep > 0 || !out.ReadsPages(j, l.Type, l.TypeLen) {
+					ls = nil
+					break
+				}
+				ls = append(ls, l)
+			}
+			byOut[o] = ls
+		}
+		pw.leaves[rg.File] = byOut
+	}
+	plan := make([][]dataset.Leaf, len(s.outputs))
+	for o, ls := range byOut {
+		if ls == nil {
+			continue
+		}
+		readable := true
+		for _, l := range ls {
+			if rg.File.PagesReadable(rg.Index, l) != nil {
+				readable = false
+				break
+			}
+		}
+		if readable {
+			plan[o] = ls
+		}
+	}
+	return plan
+}
+
+// arrowColumns is the columns to read through arrow-go: the filter's and those of the
+// outputs not read from pages (nil entries in plan).
+func (s *source) arrowColumns(plan [][]dataset.Leaf) []bool {
+	need := make([]bool, len(s.columns))
+	for _, c := range s.fltCols {
+		need[c] = true
+	}
+	for o, ls := range plan {
+		if ls == nil {
+			for _, c := range s.outCols[o] {
+				need[c] = true
+			}
+		}
+	}
+	return need
+}
+
+// applyPages writes output o of rg from its chunks' pages.
+func (s *source) applyPages(pw *pageWork, r *dataset.Reader, rg dataset.RowGroup, o int, ls []dataset.Leaf, sel []int32, d transform.Dest) error {
+	chunks, buf, err := r.ReadChunks(rg.Index, ls, pw.buf)
+	pw.buf = buf
+	if err != nil {
+		return err
+	}
+	return s.outputs[o].ApplyPages(&pw.state[o], chunks, int(rg.Rows), sel, d)
+}
+
+// readArrow reads the columns marked in need (the others stay nil).
+func readArrow(ctx context.Context, r *dataset.Reader, rg dataset.RowGroup, names []string, need []bool) ([]*arrow.Chunked, error) {
+	var want []string
+	for c, n := range need {
+		if n {
+			want = append(want, names[c])
+		}
+	}
+	cols := make([]*arrow.Chunked, len(names))
+	if len(want) == 0 {
+		return cols, nil
+	}
+	got, err := r.ReadRowGroup(ctx, rg.Index, want)
+	if err != nil {
+		return nil, err
+	}
+	k := 0
+	for c, n := range need {
+		if n {
+			cols[c] = got[k]
+			k++
+		}
+	}
+	return cols, nil
+}

@@ -1,0 +1,290 @@
+package transform
+
+import (
+	"fmt"
+	"unsafe"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/parquet"
+
+	"github.com/shmloader/shmloader/producer/pages"
+)
+
+// conv is how a column's Parquet physical values become its Arrow type's values, the
+// way arrow-go's reader converts them, so both paths give the same bytes.
+type conv uint8
+
+const (
+	cvNone conv = iota
+	cvI32       // INT32 → int32 (and the narrower ints below, which it holds in range)
+	cvI8        // INT32 → int8
+	cvI16       // INT32 → int16
+	cvU8        // INT32 → uint8
+	cvU16       // INT32 → uint16
+	cvU32       // INT32 → uint32
+	cvI64       // INT64 → int64, or uint64's bits
+	cvF32       // FLOAT
+	cvF64       // DOUBLE
+	cvF16       // FIXED_LEN_BYTE_ARRAY(2) → float16
+	cvBool      // BOOLEAN
+	cvStr       // BYTE_ARRAY → string or binary (hashed as read)
+)
+
+// convFor is the conversion from physical type p (of width typeLen) to the column's
+// Arrow type, cvNone when the page path does not read that pair.
+func convFor(s *source, p parquet.Type, typeLen int) conv {
+	if s.list {
+		return cvNone
+	}
+	switch s.typ.ID() {
+	case arrow.INT8, arrow.INT16, arrow.INT32, arrow.UINT8, arrow.UINT16, arrow.UINT32:
+		if p != parquet.Types.Int32 {
+			return cvNone
+		}
+		return map[arrow.Type]conv{arrow.INT8: cvI8, arrow.INT16: cvI16, arrow.INT32: cvI32,
+			arrow.UINT8: cvU8, arrow.UINT16: cvU16, arrow.UINT32: cvU32}[s.typ.ID()]
+	case arrow.INT64, arrow.UINT64:
+		if p == parquet.Types.Int64 {
+			return cvI64
+		}
+	case arrow.FLOAT32:
+		if p == parquet.Types.Float {
+			return cvF32
+		}
+	case arrow.FLOAT64:
+		if p == parquet.Types.Double {
+			return cvF64
+		}
+	case arrow.FLOAT16:
+		if p == parquet.Types.FixedLenByteArray && typeLen == 2 {
+			return cvF16
+		}
+	case arrow.BOOL:
+		if p == parquet.Types.Boolean {
+			return cvBool
+		}
+	case arrow.STRING, arrow.LARGE_STRING, arrow.BINARY, arrow.LARGE_BINARY:
+		if p == parquet.Types.ByteArray {
+			return cvStr
+		}
+	}
+	return cvNone
+}
+
+// ReadsPages says whether column j of the output (in Columns() order) can be read
+// from pages of physical type p and width typeLen with ApplyPages.
+func (o *Output) ReadsPages(j int, p parquet.Type, typeLen int) bool {
+	return j >= 0 && j < len(o.cols) && o.pad == 0 && convFor(&o.cols[j].src, p, typeLen) != cvNone
+}
+
+// pageSource feeds one column's values to Apply from a page decoder: it holds the last
+// run the decoder gave (rows base..base+v.N-1), of which the rows before next are used.
+type pageSource struct {
+	dec  *pages.Decoder
+	conv conv
+	v    pages.Values
+	base int // row of v's first value
+	next int // first row not yet passed to Apply
+	rows int // rows in the chunk
+}
+
+func (p *pageSource) open(s *source, dec *pages.Decoder, t parquet.Type, typeLen, rows int) error {
+	if p.conv = convFor(s, t, typeLen); p.conv == cvNone {
+		return fmt.Errorf("cannot read %s pages of width %d as %s", t, typeLen, s.typ)
+	}
+	p.dec, p.base, p.next, p.rows = dec, 0, 0, rows
+	p.v.N = 0
+	return nil
+}
+
+// fetch makes row r part of the held run.
+func (p *pageSource) fetch(r int) error {
+	for r >= p.base+p.v.N {
+		p.base += p.v.N
+		p.v.N = 0
+		if _, err := p.dec.Read(min(blockValues, p.rows-p.base), &p.v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (p *pageSource) read(w *work, sel []int32, k0, k1 int) (bool, error) {
+	nulls := false
+	if sel == nil {
+		for k := k0; k < k1; {
+			if err := p.fetch(k); err != nil {
+				return false, err
+			}
+			n := min(k1-k, p.base+p.v.N-k)
+			nulls = p.put(w, k-k0, k-p.base, n, nil) || nulls
+			k += n
+		}
+		p.next = k1
+		return nulls, nil
+	}
+	for k := k0; k < k1; {
+		r := int(sel[k])
+		if err := p.fetch(r); err != nil {
+			return false, err
+		}
+		end, e := p.base+p.v.N, k+1
+		for e < k1 && int(sel[e]) < end {
+			e++
+		}
+		nulls = p.put(w, k-k0, p.base, e-k, sel[k:e]) || nulls
+		k = e
+	}
+	p.next = int(sel[k1-1]) + 1
+	return nulls, nil
+}
+
+// put converts n values of the held run to w at positions at..: values from..from+n-1,
+// or, when idx is set, values idx[i]-from (from is then the run's base row).
+func (p *pageSource) put(w *work, at, from, n int, idx []int32) bool {
+	v := &p.v
+	st := w.st[at : at+n]
+	nulls := false
+	if v.HasNull {
+		if idx == nil {
+			copy(st, v.Null[from:from+n])
+		} else {
+			for i, r := range idx {
+				st[i] = v.Null[int(r)-from]
+			}
+		}
+		for _, b := range st {
+			if b != 0 {
+				nulls = true
+				break
+			}
+		}
+	} else {
+		clear(st)
+	}
+	fi, ii := w.f[at:at+n], w.i[at:at+n]
+	switch p.conv {
+	case cvI32:
+		toInts(ii, v.I32, from, idx, func(x int32) int64 { return int64(x) })
+	case cvI8:
+		toInts(ii, v.I32, from, idx, func(x int32) int64 { return int64(int8(x)) })
+	case cvI16:
+		toInts(ii, v.I32, from, idx, func(x int32) int64 { return int64(int16(x)) })
+	case cvU8:
+		toInts(ii, v.I32, from, idx, func(x int32) int64 { return int64(uint8(x)) })
+	case cvU16:
+		toInts(ii, v.I32, from, idx, func(x int32) int64 { return int64(uint16(x)) })
+	case cvU32:
+		toInts(ii, v.I32, from, idx, func(x int32) int64 { return int64(uint32(x)) })
+	case cvI64:
+		toInts(ii, v.I64, from, idx, func(x int64) int64 { return x })
+	case cvBool:
+		toInts(ii, v.Bool, from, idx, func(x byte) int64 { return int64(x) })
+	case cvF32:
+		toInts(fi, v.F32, from, idx, func(x float32) float64 { return float64(x) })
+	case cvF64:
+		toInts(fi, v.F64, from, idx, func(x float64) float64 { return x })
+	case cvF16:
+		toInts(fi, v.Bin, from, idx, func(x []byte) float64 {
+			if len(x) < 2 {
+				return 0 // a null row
+			}
+			return fromF16(uint16(x[0]) | uint16(x[1])<<8)
+		})
+	case cvStr:
+		return p.putStrings(w, at, from, n, idx, nulls)
+	}
+	return nulls
+}
+
+// putStrings hashes strings as strChunk does: fill_null's string first, nulls stay 0.
+func (p *pageSource) putStrings(w *work, at, from, n int, idx []int32, nulls bool) bool {
+	h := w.hash
+	for i := range n {
+		r := from + i
+		if idx != nil {
+			r = int(idx[i]) - from
+		}
+		switch {
+		case !nulls || w.st[at+i] == stValid:
+			w.i[at+i] = h.bucket(unsafeString(p.v.Bin[r]))
+		case h.filled:
+			w.i[at+i], w.st[at+i] = h.fill, stValid
+		default:
+			w.i[at+i] = 0
+		}
+	}
+	return nulls && !h.filled
+}
+
+// toInts converts src values (src[from+i], or src[idx[i]-from]) into dst.
+func toInts[S, D any](dst []D, src []S, from int, idx []int32, f func(S) D) {
+	if idx == nil {
+		for i, x := range src[from : from+len(dst)] {
+			dst[i] = f(x)
+		}
+		return
+	}
+	for i, r := range idx {
+		dst[i] = f(src[int(r)-from])
+	}
+}
+
+// unsafeString views b as a string for hashing; b is not changed while it is used.
+func unsafeString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
+
+// PageState is one goroutine's decoders and buffers for ApplyPages, one set per column,
+// kept from row group to row group so that the steady state allocates nothing.
+type PageState struct {
+	cols []pageSource
+	decs []pages.Decoder
+	srcs []colSource
+}
+
+// ApplyPages is ApplyTo reading column j of the output from chunks[j], a column chunk of
+// a row group of rows rows, through the page decoder: no Arrow array is built. Every
+// column must be one ReadsPages accepts. All of each chunk is decoded and checked
+// (Decoder.Finish), selected rows or not.
+func (o *Output) ApplyPages(st *PageState, chunks []pages.Chunk, rows int, sel []int32, dst Dest) error {
+	if len(chunks) != len(o.cols) {
+		return fmt.Errorf("output %q: %d columns given, want %d", o.name, len(chunks), len(o.cols))
+	}
+	n, err := o.checkDest(rows, sel, dst)
+	if err != nil {
+		return err
+	}
+	if len(st.cols) < len(chunks) {
+		st.cols = make([]pageSource, len(chunks))
+		st.decs = make([]pages.Decoder, len(chunks))
+	}
+	st.srcs = st.srcs[:0]
+	for j, c := range chunks {
+		p, s := &st.cols[j], &o.cols[j].src
+		if err := st.decs[j].Reset(c); err != nil {
+			return fmt.Errorf("output %q, column %q: %w", o.name, s.name, err)
+		}
+		if err := p.open(s, &st.decs[j], c.Type, c.TypeLen, rows); err != nil {
+			return fmt.Errorf("output %q, column %q: %w", o.name, s.name, err)
+		}
+		st.srcs = append(st.srcs, p)
+	}
+	if err := o.run(st.srcs, n, sel, dst); err != nil {
+		return err
+	}
+	for j := range chunks {
+		if err := st.cols[j].finish(); err != nil {
+			return fmt.Errorf("output %q, column %q: %w", o.name, o.cols[j].src.name, err)
+		}
+	}
+	return nil
+}
+
+// finish decodes the rows no block asked for, then checks the chunk's end.
+func (p *pageSource) finish() error {
+	if p.rows > 0 {
+		if err := p.fetch(p.rows - 1); err != nil {
+			return err
+		}
+	}
+	return p.dec.Finish()
+}
