@@ -110,7 +110,7 @@ func (h *hybrid) unpack(dst []uint32) error {
 	mask := uint64(1)<<w - 1
 	bit := h.litBit
 	end := len(h.b) - 8 // a whole 8-byte load fits from here on
-	var top uint32 // the largest value, checked once after the loop
+	var top uint32      // the largest value, checked once after the loop
 	k := 0
 	for ; k < len(dst) && bit/8 <= end; k++ {
 		v := uint32(binary.LittleEndian.Uint64(h.b[bit/8:]) >> (bit % 8) & mask)
