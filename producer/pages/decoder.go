@@ -138,21 +138,9 @@ func (d *Decoder) Read(n int, out *Values) (int, error) {
 	out.N, out.HasNull, out.Dict = m, false, d.dictEnc && d.Indices
 	valid := m
 	if d.c.MaxDef > 0 {
-		d.levels = growTo(d.levels, m)
-		lv := d.levels[:m]
-		if err := d.defs.read(lv); err != nil {
+		nulls, err := d.defs.readNulls(out.Null[:m], uint32(d.c.MaxDef), &d.levels)
+		if err != nil {
 			return 0, d.fail(corrupt("definition levels: %v", err))
-		}
-		max := uint32(d.c.MaxDef)
-		null := out.Null[:m]
-		nulls := 0
-		for k, l := range lv {
-			b := byte(0)
-			if l != max {
-				b = 1
-			}
-			null[k] = b
-			nulls += int(b)
 		}
 		out.HasNull, valid = nulls > 0, m-nulls
 		d.seenNul += nulls

@@ -98,8 +98,9 @@ func (o *Output) checkDest(rows int, sel []int32, dst Dest) (int, error) {
 
 // colSource yields one column's values, a block of rows at a time, in order.
 type colSource interface {
-	// read reads rows k0..k1-1 (of sel, or of the column) into w and reports nulls.
-	read(w *work, sel []int32, k0, k1 int) (bool, error)
+	// read reads rows k0..k1-1 (of sel, or of the column) into w and reports nulls,
+	// and done when the values are final: the column's ops were already applied.
+	read(w *work, sel []int32, k0, k1 int) (nulls, done bool, err error)
 }
 
 // run is Apply's loop: for each block of n rows, each column's values are read, pass
@@ -110,20 +111,34 @@ func (o *Output) run(srcs []colSource, n int, sel []int32, dst Dest) error {
 	w := workPool.Get().(*work)
 	defer workPool.Put(w)
 	w.grow(block*perRow, block)
+	grouped := o.pad == 0 && len(o.cols) > 1
+	if grouped {
+		w.growGroup(block)
+	}
 	for k0 := 0; k0 < n; k0 += block {
 		k1 := min(k0+block, n)
 		for j := range o.cols {
 			p := &o.cols[j]
 			w.hash = p.hash
-			nulls, err := srcs[j].read(w, sel, k0, k1)
+			nulls, done, err := srcs[j].read(w, sel, k0, k1)
 			if err != nil {
 				return fmt.Errorf("output %q, column %q: %w", o.name, p.src.name, err)
 			}
 			w.nulls = nulls
-			for x := range p.ops {
+			for x := 0; x < len(p.ops) && !done; x++ {
 				p.ops[x].run(w, (k1-k0)*perRow)
 			}
-			o.write(w, p, j, dst, k0, k1)
+			if !grouped {
+				o.write(w, p, j, dst, k0, k1)
+				continue
+			}
+			g := j % groupCols
+			o.toBits(w, p.kind, w.group[g][:k1-k0])
+			if g == groupCols-1 || j == len(o.cols)-1 {
+				j0 := j - g
+				size := o.dtype.Size()
+				storeRows(dst.Bufs[0], k0*dst.Stride[0]+j0*size, dst.Stride[0], w.group[:g+1], k1-k0, size)
+			}
 		}
 	}
 	return nil
@@ -153,6 +168,15 @@ func (w *work) grow(values, rows int) {
 	w.lens = w.lens[:rows]
 }
 
+func (w *work) growGroup(rows int) {
+	if len(w.group) < groupCols || cap(w.group[0]) < rows {
+		w.group = make([][]uint64, groupCols)
+		for g := range w.group {
+			w.group[g] = make([]uint64, rows)
+		}
+	}
+}
+
 // colReader reads one column's chunks; cur is the chunk the last block ended in, as
 // rows only move forward.
 type colReader struct {
@@ -178,7 +202,7 @@ func (r *colReader) open(s *source, c *arrow.Chunked, pad int) error {
 }
 
 // read reads rows k0..k1-1 (of sel, or of the column) into w and reports nulls.
-func (r *colReader) read(w *work, sel []int32, k0, k1 int) (bool, error) {
+func (r *colReader) read(w *work, sel []int32, k0, k1 int) (bool, bool, error) {
 	c, nulls := r.cur, false
 	if sel == nil {
 		for row := k0; row < k1; {
@@ -203,5 +227,5 @@ func (r *colReader) read(w *work, sel []int32, k0, k1 int) (bool, error) {
 		}
 	}
 	r.cur = c
-	return nulls, nil
+	return nulls, false, nil
 }

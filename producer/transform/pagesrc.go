@@ -78,22 +78,34 @@ func (o *Output) ReadsPages(j int, p parquet.Type, typeLen int) bool {
 }
 
 // pageSource feeds one column's values to Apply from a page decoder: it holds the last
-// run the decoder gave (rows base..base+v.N-1), of which the rows before next are used.
+// run the decoder gave (rows base..base+v.N-1). Runs of dictionary indices are looked
+// up in the dictionary as transformed once (dict): the column's ops then run once per
+// distinct value, not once per row.
 type pageSource struct {
 	dec  *pages.Decoder
+	plan *colPlan
 	conv conv
 	v    pages.Values
 	base int // row of v's first value
-	next int // first row not yet passed to Apply
 	rows int // rows in the chunk
+	dict pageDict
+	seg  []segment // the block's pieces, for read
 }
 
-func (p *pageSource) open(s *source, dec *pages.Decoder, t parquet.Type, typeLen, rows int) error {
-	if p.conv = convFor(s, t, typeLen); p.conv == cvNone {
-		return fmt.Errorf("cannot read %s pages of width %d as %s", t, typeLen, s.typ)
+// segment is a piece of a block that came from one run: positions at..at+n-1 of the
+// block; dictionary indices in dict.idx there when dict, else values already in w.
+type segment struct {
+	at, n int
+	dict  bool
+}
+
+func (p *pageSource) open(c *colPlan, dec *pages.Decoder, t parquet.Type, typeLen, rows int) error {
+	if p.conv = convFor(&c.src, t, typeLen); p.conv == cvNone {
+		return fmt.Errorf("cannot read %s pages of width %d as %s", t, typeLen, c.src.typ)
 	}
-	p.dec, p.base, p.next, p.rows = dec, 0, 0, rows
+	p.dec, p.plan, p.base, p.rows = dec, c, 0, rows
 	p.v.N = 0
+	dec.Indices = true
 	return nil
 }
 
@@ -109,40 +121,60 @@ func (p *pageSource) fetch(r int) error {
 	return nil
 }
 
-func (p *pageSource) read(w *work, sel []int32, k0, k1 int) (bool, error) {
-	nulls := false
-	if sel == nil {
-		for k := k0; k < k1; {
-			if err := p.fetch(k); err != nil {
-				return false, err
-			}
-			n := min(k1-k, p.base+p.v.N-k)
-			nulls = p.put(w, k-k0, k-p.base, n, nil) || nulls
-			k += n
-		}
-		p.next = k1
-		return nulls, nil
-	}
+// read reads rows k0..k1-1 (of sel, or of the column) into w. It reports nulls, and
+// done when the values are final (the column's ops already applied): when every row of
+// the block came from dictionary runs.
+func (p *pageSource) read(w *work, sel []int32, k0, k1 int) (nulls, done bool, err error) {
+	p.seg = p.seg[:0]
 	for k := k0; k < k1; {
-		r := int(sel[k])
+		r := k
+		if sel != nil {
+			r = int(sel[k])
+		}
 		if err := p.fetch(r); err != nil {
-			return false, err
+			return false, false, err
 		}
-		end, e := p.base+p.v.N, k+1
-		for e < k1 && int(sel[e]) < end {
-			e++
+		e, end := k+1, p.base+p.v.N
+		var idx []int32
+		if sel == nil {
+			e = min(k1, end)
+		} else {
+			for e < k1 && int(sel[e]) < end {
+				e++
+			}
+			idx = sel[k:e]
 		}
-		nulls = p.put(w, k-k0, p.base, e-k, sel[k:e]) || nulls
+		lo := r - p.base // the run's index of row r
+		if p.v.Dict {
+			if err := p.dict.load(p); err != nil {
+				return false, false, err
+			}
+			p.dict.indices(&p.v, k-k0, e-k, lo, idx, p.base)
+		} else {
+			nulls = p.put(w, &p.v, k-k0, e-k, lo, idx, p.base) || nulls
+		}
+		p.seg = append(p.seg, segment{at: k - k0, n: e - k, dict: p.v.Dict})
 		k = e
 	}
-	p.next = int(sel[k1-1]) + 1
-	return nulls, nil
+	allDict := true
+	for _, s := range p.seg {
+		allDict = allDict && s.dict
+	}
+	for _, s := range p.seg {
+		if s.dict {
+			nulls = p.dict.lookup(w, s.at, s.n, allDict, p.plan.kind, p.plan.src.kind) || nulls
+		}
+	}
+	return nulls, allDict, nil
 }
 
-// put converts n values of the held run to w at positions at..: values from..from+n-1,
-// or, when idx is set, values idx[i]-from (from is then the run's base row).
-func (p *pageSource) put(w *work, at, from, n int, idx []int32) bool {
-	v := &p.v
+// put converts n values of run v to w at positions at..: the run's values lo..lo+n-1,
+// or, when idx is set, rows idx[i] (the run's values idx[i]-base).
+func (p *pageSource) put(w *work, v *pages.Values, at, n, lo int, idx []int32, base int) bool {
+	from := lo
+	if idx != nil {
+		from = base
+	}
 	st := w.st[at : at+n]
 	nulls := false
 	if v.HasNull {
@@ -192,13 +224,13 @@ func (p *pageSource) put(w *work, at, from, n int, idx []int32) bool {
 			return fromF16(uint16(x[0]) | uint16(x[1])<<8)
 		})
 	case cvStr:
-		return p.putStrings(w, at, from, n, idx, nulls)
+		return p.putStrings(w, v, at, from, n, idx, nulls)
 	}
 	return nulls
 }
 
 // putStrings hashes strings as strChunk does: fill_null's string first, nulls stay 0.
-func (p *pageSource) putStrings(w *work, at, from, n int, idx []int32, nulls bool) bool {
+func (p *pageSource) putStrings(w *work, v *pages.Values, at, from, n int, idx []int32, nulls bool) bool {
 	h := w.hash
 	for i := range n {
 		r := from + i
@@ -207,7 +239,7 @@ func (p *pageSource) putStrings(w *work, at, from, n int, idx []int32, nulls boo
 		}
 		switch {
 		case !nulls || w.st[at+i] == stValid:
-			w.i[at+i] = h.bucket(unsafeString(p.v.Bin[r]))
+			w.i[at+i] = h.bucket(unsafeString(v.Bin[r]))
 		case h.filled:
 			w.i[at+i], w.st[at+i] = h.fill, stValid
 		default:
@@ -263,7 +295,7 @@ func (o *Output) ApplyPages(st *PageState, chunks []pages.Chunk, rows int, sel [
 		if err := st.decs[j].Reset(c); err != nil {
 			return fmt.Errorf("output %q, column %q: %w", o.name, s.name, err)
 		}
-		if err := p.open(s, &st.decs[j], c.Type, c.TypeLen, rows); err != nil {
+		if err := p.open(&o.cols[j], &st.decs[j], c.Type, c.TypeLen, rows); err != nil {
 			return fmt.Errorf("output %q, column %q: %w", o.name, s.name, err)
 		}
 		st.srcs = append(st.srcs, p)

@@ -1,0 +1,104 @@
+package transform
+
+import (
+	"github.com/shmloader/shmloader/producer/pages"
+)
+
+// pageDict is a column chunk's dictionary in the form Apply's blocks take: raw holds
+// each entry as read (ops not yet applied), final the same after the column's ops;
+// entry n (one past the dictionary) is the null row. Both are made once per dictionary
+// page, so a transform costs one evaluation per distinct value.
+type pageDict struct {
+	gen        uint64 // the decoder's dictionary generation these were made from
+	made       bool
+	n          int
+	raw, final work
+	idx        []uint32 // the block's entries, per position
+}
+
+// load (re)makes the dictionary's entries when the decoder has loaded another one.
+func (d *pageDict) load(p *pageSource) error {
+	v, gen := p.dec.Dictionary()
+	if d.made && gen == d.gen {
+		return nil
+	}
+	n := v.N
+	d.n, d.gen, d.made = n, gen, true
+	d.raw.grow(n+1, 1)
+	d.raw.hash = p.plan.hash
+	if n > 0 {
+		p.put(&d.raw, v, 0, n, 0, nil, 0)
+	}
+	// The null entry, as put makes a null row.
+	d.raw.f[n], d.raw.i[n], d.raw.st[n] = 0, 0, stNull
+	if h := p.plan.hash; h != nil && h.filled {
+		d.raw.i[n], d.raw.st[n] = h.fill, stValid
+	}
+	d.final.grow(n+1, 1)
+	copy(d.final.f, d.raw.f[:n+1])
+	copy(d.final.i, d.raw.i[:n+1])
+	copy(d.final.st, d.raw.st[:n+1])
+	d.final.hash = p.plan.hash
+	d.final.nulls = d.final.st[n] != stValid
+	for x := range p.plan.ops {
+		p.plan.ops[x].run(&d.final, n+1)
+	}
+	return nil
+}
+
+// indices records the entries of n rows of run v for positions at..: the run's rows
+// lo..lo+n-1, or rows idx[i] (the run's idx[i]-base); a null row gets entry n.
+func (d *pageDict) indices(v *pages.Values, at, n, lo int, idx []int32, base int) {
+	if need := at + n; len(d.idx) < need {
+		d.idx = append(d.idx, make([]uint32, need-len(d.idx))...)
+	}
+	out := d.idx[at : at+n]
+	null := uint32(d.n)
+	if idx == nil {
+		copy(out, v.Idx[lo:lo+n])
+		if v.HasNull {
+			for i, b := range v.Null[lo : lo+n] {
+				if b != 0 {
+					out[i] = null
+				}
+			}
+		}
+		return
+	}
+	for i, r := range idx {
+		x := int(r) - base
+		out[i] = v.Idx[x]
+		if v.HasNull && v.Null[x] != 0 {
+			out[i] = null
+		}
+	}
+}
+
+// lookup puts the entries of positions at..at+n-1 into w: final values when final (the
+// whole block came from the dictionary, so the ops are skipped), else raw ones. k is
+// the kind of the values taken (the plan's last, or the source's). It reports nulls.
+func (d *pageDict) lookup(w *work, at, n int, final bool, finalKind, srcKind kind) bool {
+	src, k := &d.raw, srcKind
+	if final {
+		src, k = &d.final, finalKind
+	}
+	idx := d.idx[at : at+n]
+	st := w.st[at : at+n]
+	if k == kFloat {
+		f := w.f[at : at+n]
+		for i, x := range idx {
+			f[i] = src.f[x]
+		}
+	} else {
+		iv := w.i[at : at+n]
+		for i, x := range idx {
+			iv[i] = src.i[x]
+		}
+	}
+	var any byte
+	for i, x := range idx {
+		st[i] = src.st[x]
+		any |= st[i]
+	}
+	return any != 0
+}
