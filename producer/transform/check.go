@@ -13,6 +13,7 @@ type compiler struct {
 	o        *config.Output
 	ncols    int
 	list     bool
+	fixed    int          // the list column is a fixed_size_list of this length
 	pad      int          // pad length
 	lastCast ring.DType   // 0: no cast
 	dtypes   []ring.DType // per transform, a cast's dtype
@@ -66,7 +67,7 @@ func (c *compiler) checkSteps() error {
 			return err
 		}
 	}
-	if c.list && c.pad == 0 {
+	if c.list && c.pad == 0 && c.fixed == 0 {
 		return c.errf(-1, nil, "a list column needs a pad transform ({pad: {length: N}}) to give every row one length")
 	}
 	return nil

@@ -18,7 +18,8 @@ type Output struct {
 	name    string
 	dtype   ring.DType
 	cols    []colPlan
-	pad     int // list length; 0 without pad
+	pad     int  // list length; 0 without pad (a fixed_size_list's length without pad)
+	fixed   bool // a fixed_size_list without pad: [length] values and no "_len" tensor
 	tensors []ring.TensorSpec
 }
 
@@ -65,10 +66,16 @@ func Compile(o config.Output, fields []arrow.Field) (*Output, error) {
 		return nil, c.errf(-1, nil, "list column %q must be the output's only column (it has %d)", lists[0], len(fields))
 	}
 	c.ncols, c.list = len(fields), len(lists) > 0
+	if c.list {
+		c.fixed = srcs[0].fixed
+	}
 	if err := c.checkSteps(); err != nil {
 		return nil, err
 	}
 	out := &Output{name: o.Name, pad: c.pad}
+	if c.pad == 0 && c.fixed > 0 {
+		out.pad, out.fixed = c.fixed, true
+	}
 	for i, s := range srcs {
 		p, err := c.column(s, i)
 		if err != nil {
@@ -82,12 +89,12 @@ func Compile(o config.Output, fields []arrow.Field) (*Output, error) {
 	t := ring.TensorSpec{Name: o.Name, DType: out.dtype}
 	switch {
 	case c.list:
-		t.Shape = []int{c.pad}
+		t.Shape = []int{out.pad}
 	case len(fields) > 1:
 		t.Shape = []int{len(fields)}
 	}
 	out.tensors = []ring.TensorSpec{t}
-	if c.list {
+	if c.list && !out.fixed {
 		out.tensors = append(out.tensors, ring.TensorSpec{Name: o.Name + "_len", DType: ring.Int32})
 	}
 	return out, nil

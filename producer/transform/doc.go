@@ -7,12 +7,17 @@
 // # Sources and shapes
 //
 // A column is an integer (int8..int64, uint8..uint64), a float (float16, float32,
-// float64), a bool (read as the integer 0 or 1), a string (string, large_string, binary,
-// large_binary), or a list or large_list of integers or floats. One non-list column gives
-// a tensor of shape [] (a batch is [B]); several give [F] ([B, F]), column i of the
-// output in position i, and must be all numeric (int and float columns mix freely) or
-// all strings. A list column stands alone and needs pad: its tensor is [Length] and a
-// second tensor "<name>_len" (int32, []) holds min(len, Length), 0 for a null list.
+// float64), a bool (read as the integer 0 or 1; cast it to bool or uint8 for a 1-byte
+// tensor), a string (string, large_string, binary, large_binary), or a list, large_list
+// or fixed_size_list of integers, floats or strings. One non-list column gives a tensor
+// of shape [] (a batch is [B]); several give [F] ([B, F]), column i of the output in
+// position i, and must be all numeric (int and float columns mix freely) or all
+// strings. A list column stands alone and needs pad: its tensor is [Length] and a
+// second tensor "<name>_len" (int32, []) holds min(len, Length), 0 for a null list. A
+// fixed_size_list of length D (how embeddings are stored) needs no pad: its tensor is
+// [D], a run of rows is one run of elements, and a null row is D nulls; with a pad it
+// is read as a list of length D. A list of strings takes fill_null and hash_bucket on
+// its elements before pad, like a string column.
 //
 // # Values
 //

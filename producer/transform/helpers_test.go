@@ -86,6 +86,11 @@ func appendAny(b array.Builder, v any) {
 		for _, e := range v.([]any) {
 			appendAny(b.ValueBuilder(), e)
 		}
+	case *array.FixedSizeListBuilder:
+		b.Append(true)
+		for _, e := range v.([]any) {
+			appendAny(b.ValueBuilder(), e)
+		}
 	default:
 		panic("test helper: no builder case")
 	}

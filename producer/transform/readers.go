@@ -60,6 +60,8 @@ func newReader(a arrow.Array, listLen int) (chunkReader, error) {
 		return newListChunk(a.Offsets(), a.Data().Offset(), n, v, a.ListValues(), listLen)
 	case *array.LargeList:
 		return newListChunk(a.Offsets(), a.Data().Offset(), n, v, a.ListValues(), listLen)
+	case *array.FixedSizeList:
+		return newFixedListChunk(a, v, listLen)
 	}
 	return nil, fmt.Errorf("cannot read a %s array", a.DataType())
 }

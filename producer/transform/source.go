@@ -22,11 +22,12 @@ func (k kind) String() string {
 
 // source is one input column as Compile found it.
 type source struct {
-	name string
-	typ  arrow.DataType
-	list bool // list or large_list of elem
-	elem arrow.Type
-	kind kind // of the values (of the elements, for a list)
+	name  string
+	typ   arrow.DataType
+	list  bool // list, large_list or fixed_size_list of elem
+	fixed int  // fixed_size_list's length; 0 for the others
+	elem  arrow.Type
+	kind  kind // of the values (of the elements, for a list)
 }
 
 // scalarKind classifies a non-list Arrow type; ok is false for anything unsupported.
@@ -56,15 +57,20 @@ func classify(f arrow.Field) (source, error) {
 		s.list, s.elem = true, t.Elem().ID()
 	case *arrow.LargeListType:
 		s.list, s.elem = true, t.Elem().ID()
+	case *arrow.FixedSizeListType:
+		s.list, s.elem, s.fixed = true, t.Elem().ID(), int(t.Len())
+		if s.fixed < 1 || s.fixed > maxPad {
+			return s, fmt.Errorf("column %q: fixed_size_list of length %d (want 1..%d)", f.Name, s.fixed, maxPad)
+		}
 	default:
 		s.elem = t.ID()
 	}
 	s.kind, ok = scalarKind(s.elem)
-	if s.list && (s.kind == kString || s.elem == arrow.BOOL) {
+	if s.list && s.elem == arrow.BOOL {
 		ok = false
 	}
 	if !ok {
-		return s, fmt.Errorf("column %q: type %s is not supported (want ints, floats, bool, strings, or a list of ints or floats)", f.Name, f.Type)
+		return s, fmt.Errorf("column %q: type %s is not supported (want ints, floats, bool, strings, or a list of ints, floats or strings)", f.Name, f.Type)
 	}
 	return s, nil
 }
@@ -80,6 +86,8 @@ func (s *source) sameType(t arrow.DataType) bool {
 		return t.Elem().ID() == s.elem
 	case *arrow.LargeListType:
 		return t.Elem().ID() == s.elem
+	case *arrow.FixedSizeListType:
+		return t.Elem().ID() == s.elem && int(t.Len()) == s.fixed
 	}
 	return true
 }

@@ -17,9 +17,11 @@ func (o *Output) write(w *work, p *colPlan, j int, dst Dest, k0, k1 int) {
 		o.writeValues(w, p.kind, dst.Bufs[0], k0*rs+j*size, rs, 0, k1-k0)
 		return
 	}
-	lens, ls := dst.Bufs[1], dst.Stride[1]
-	for k, n := range w.lens[:k1-k0] {
-		binary.LittleEndian.PutUint32(lens[(k0+k)*ls:], uint32(n))
+	if !o.fixed {
+		lens, ls := dst.Bufs[1], dst.Stride[1]
+		for k, n := range w.lens[:k1-k0] {
+			binary.LittleEndian.PutUint32(lens[(k0+k)*ls:], uint32(n))
+		}
 	}
 	if rs == o.pad*size { // the rows' values are contiguous: one run
 		o.writeValues(w, p.kind, dst.Bufs[0], k0*rs, size, 0, (k1-k0)*o.pad)
