@@ -64,9 +64,11 @@ func kindf(kind error, format string, args ...any) error {
 }
 
 // recovered turns a panic inside arrow-go into an error: a corrupt file must never take
-// the producer down. Use as: defer recovered(&err).
+// the producer down. Use as: defer recovered(&err). The caller then walks the chunk's
+// pages (Reader.diagnose) to say which page is wrong; this text stands only when no page
+// check finds the fault.
 func recovered(err *error) {
 	if p := recover(); p != nil {
-		*err = kindf(ErrCorrupt, "arrow-go panicked: %v", p)
+		*err = kindf(ErrCorrupt, "cannot be decoded (%v)", p)
 	}
 }

@@ -123,6 +123,11 @@ func (r *Reader) readColumn(ctx context.Context, rg int, name string) (*arrow.Ch
 		}
 		return nil, r.src.failed
 	}
+	if err != nil {
+		if diag := r.diagnose(rg, leaves); diag != nil {
+			err = diag
+		}
+	}
 	if err == nil {
 		err = r.src.unverified()
 	}

@@ -103,9 +103,9 @@ func (d *Decoder) Reset(c Chunk) error {
 	if c.MaxDef < 0 || c.Values < 0 {
 		return &Error{Page: -1, Err: corrupt("max definition level %d, %d values", c.MaxDef, c.Values)}
 	}
-	codec, err := compress.GetCodec(c.Codec)
+	codec, err := codecOf(c)
 	if err != nil {
-		return &Error{Page: -1, Err: unsupported("codec %s: %v", c.Codec, err)}
+		return &Error{Page: -1, Err: err}
 	}
 	d.c, d.typ, d.codec = c, typ, codec
 	d.pos, d.page, d.pageAt, d.started, d.left = 0, -1, 0, 0, 0
@@ -385,4 +385,12 @@ func (d *Decoder) loadDict(h Header, raw []byte) error {
 	d.dict.N, d.hasDict = h.NumValues, true
 	d.dictGen++
 	return nil
+}
+
+func codecOf(c Chunk) (compress.Codec, error) {
+	codec, err := compress.GetCodec(c.Codec)
+	if err != nil {
+		return nil, unsupported("codec %s: %v", c.Codec, err)
+	}
+	return codec, nil
 }
