@@ -111,10 +111,6 @@ func (o *Output) run(srcs []colSource, n int, sel []int32, dst Dest) error {
 	w := workPool.Get().(*work)
 	defer workPool.Put(w)
 	w.grow(block*perRow, block)
-	grouped := o.pad == 0 && len(o.cols) > 1
-	if grouped {
-		w.growGroup(block)
-	}
 	for k0 := 0; k0 < n; k0 += block {
 		k1 := min(k0+block, n)
 		for j := range o.cols {
@@ -128,17 +124,7 @@ func (o *Output) run(srcs []colSource, n int, sel []int32, dst Dest) error {
 			for x := 0; x < len(p.ops) && !done; x++ {
 				p.ops[x].run(w, (k1-k0)*perRow)
 			}
-			if !grouped {
-				o.write(w, p, j, dst, k0, k1)
-				continue
-			}
-			g := j % groupCols
-			o.toBits(w, p.kind, w.group[g][:k1-k0])
-			if g == groupCols-1 || j == len(o.cols)-1 {
-				j0 := j - g
-				size := o.dtype.Size()
-				storeRows(dst.Bufs[0], k0*dst.Stride[0]+j0*size, dst.Stride[0], w.group[:g+1], k1-k0, size)
-			}
+			o.write(w, p, j, dst, k0, k1)
 		}
 	}
 	return nil
@@ -166,15 +152,6 @@ func (w *work) grow(values, rows int) {
 		w.lens = make([]int32, rows)
 	}
 	w.lens = w.lens[:rows]
-}
-
-func (w *work) growGroup(rows int) {
-	if len(w.group) < groupCols || cap(w.group[0]) < rows {
-		w.group = make([][]uint64, groupCols)
-		for g := range w.group {
-			w.group[g] = make([]uint64, rows)
-		}
-	}
 }
 
 // colReader reads one column's chunks; cur is the chunk the last block ended in, as

@@ -22,9 +22,8 @@ type work struct {
 	st    []byte
 	bits  []uint64
 	lens  []int32
-	nulls bool       // some st is not stValid
-	hash  *strHash   // for string readers
-	group [][]uint64 // a stacked output's converted columns, groupCols of them
+	nulls bool     // some st is not stValid
+	hash  *strHash // for string readers
 }
 
 // chunkReader reads one Arrow chunk into a work. readRange copies chunk values [lo, hi)

@@ -43,9 +43,6 @@ func (o *Output) writeValues(w *work, k kind, dst []byte, off, stride, from, nv 
 	store(dst, off, stride, bits, o.dtype.Size())
 }
 
-// toBits converts the block's first len(bits) values to the output dtype's bits.
-func (o *Output) toBits(w *work, k kind, bits []uint64) { o.bitsOf(w, k, bits, 0) }
-
 // bitsOf converts the block's values [from, from+len(bits)) to the output dtype's bits;
 // a null becomes nullBits.
 func (o *Output) bitsOf(w *work, k kind, bits []uint64, from int) {
@@ -188,39 +185,6 @@ func store(dst []byte, off, stride int, bits []uint64, size int) {
 		for _, b := range bits {
 			binary.LittleEndian.PutUint64(dst[off:], b)
 			off += stride
-		}
-	}
-}
-
-// groupCols is how many columns of a stacked output are converted before they are
-// stored together: each row's values of the group are then written side by side (64
-// bytes of float32), where one column at a time touched one cache line per value
-// (BenchmarkTransposeFloor: about 1.9 ns a value here).
-const groupCols = 16
-
-// storeRows stores n rows of the group's columns: row k's value of column g, the low
-// size bytes of cols[g][k], at dst[off + k*stride + g*size].
-func storeRows(dst []byte, off, stride int, cols [][]uint64, n, size int) {
-	_ = dst[off+(n-1)*stride+len(cols)*size-1] // one bounds check for the whole tile
-	for k := range n {
-		row := dst[off+k*stride : off+k*stride+len(cols)*size]
-		switch size {
-		case 4:
-			for g, c := range cols {
-				binary.LittleEndian.PutUint32(row[g*4:], uint32(c[k]))
-			}
-		case 8:
-			for g, c := range cols {
-				binary.LittleEndian.PutUint64(row[g*8:], c[k])
-			}
-		case 2:
-			for g, c := range cols {
-				binary.LittleEndian.PutUint16(row[g*2:], uint16(c[k]))
-			}
-		default:
-			for g, c := range cols {
-				row[g] = byte(c[k])
-			}
 		}
 	}
 }
