@@ -126,12 +126,14 @@ bench-cachesim:
 	$(GO) run ./bench/cachesim -json bench/results/cachesim.json $(CACHESIM_ARGS)
 
 # Coverage-guided fuzzing of the parsers of untrusted bytes: ring headers, Parquet page
-# headers, configs, cache entry headers and manifests (make test runs the seed corpora).
+# headers, LZ4 page bodies, configs, cache entry headers and manifests (make test runs the
+# seed corpora).
 FUZZTIME ?= 60s
 fuzz:
 	$(GO) test ./ring -run '^$$' -fuzz FuzzValidateHeader -fuzztime $(FUZZTIME)
 	$(GO) test ./ring -run '^$$' -fuzz FuzzSlotHeader -fuzztime $(FUZZTIME)
 	$(GO) test ./producer/dataset -run '^$$' -fuzz FuzzPageHeader -fuzztime $(FUZZTIME)
+	$(GO) test ./producer/dataset -run '^$$' -fuzz FuzzLZ4Hadoop -fuzztime $(FUZZTIME)
 	$(GO) test ./producer/config -run '^$$' -fuzz FuzzParse -fuzztime $(FUZZTIME)
 	$(GO) test ./cache -run '^$$' -fuzz FuzzEntryHeader -fuzztime $(FUZZTIME)
 	$(GO) test ./cache -run '^$$' -fuzz '^FuzzManifest$$' -fuzztime $(FUZZTIME)

@@ -26,7 +26,7 @@ func genCommand(ctx context.Context, args []string, stdout, log io.Writer) error
 	fs.Int64Var(&c.Rows, "rows", c.Rows, "rows in all")
 	fs.IntVar(&c.Files, "files", c.Files, "files part-00000.parquet ...")
 	fs.Int64Var(&c.RowGroupRows, "row-group-rows", c.RowGroupRows, "rows per row group")
-	fs.StringVar(&c.Compression, "compression", c.Compression, "snappy, zstd or none")
+	fs.StringVar(&c.Compression, "compression", c.Compression, "snappy, zstd, lz4 (Parquet's deprecated LZ4, Hadoop-framed), lz4_raw or none")
 	fs.IntVar(&c.Features, "features", c.Features, fmt.Sprintf("float32 feature columns f000.. (0-%d)", gen.MaxFeatures))
 	fs.IntVar(&c.Categoricals, "categoricals", c.Categoricals, fmt.Sprintf("int64 categorical columns c00.. (0-%d)", gen.MaxCategoricals))
 	fs.IntVar(&c.Strings, "strings", c.Strings, fmt.Sprintf("string categorical columns s00.. (0-%d)", gen.MaxStrings))

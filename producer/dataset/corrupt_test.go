@@ -31,7 +31,7 @@ func flip(t *testing.T, path string, rg, leaf, n int) {
 }
 
 func TestCorruptChunkIsAnError(t *testing.T) {
-	for _, codec := range []compress.Compression{compress.Codecs.Uncompressed, compress.Codecs.Snappy, compress.Codecs.Zstd} {
+	for _, codec := range []compress.Compression{compress.Codecs.Uncompressed, compress.Codecs.Snappy, compress.Codecs.Zstd, compress.Codecs.Lz4} {
 		dir := t.TempDir()
 		path := writeTest(t, dir, "a.parquet", 0, 300, writeOpts{rgRows: 100, codec: codec, checksums: true})
 		flip(t, path, 1, 1, 2) // column b of row group 1
@@ -73,8 +73,14 @@ func TestCorruptChunkIsAnError(t *testing.T) {
 // file that has no checksums: decoding may fail or, where the codec cannot tell,
 // return other values, but it must never panic.
 func TestCorruptWithoutChecksumsNeverPanics(t *testing.T) {
+	for _, codec := range []compress.Compression{compress.Codecs.Snappy, compress.Codecs.Lz4} {
+		t.Run(codec.String(), func(t *testing.T) { corruptEverywhere(t, codec) })
+	}
+}
+
+func corruptEverywhere(t *testing.T, codec compress.Compression) {
 	dir := t.TempDir()
-	clean := writeTest(t, dir, "clean.parquet", 0, 200, writeOpts{rgRows: 200, codec: compress.Codecs.Snappy})
+	clean := writeTest(t, dir, "clean.parquet", 0, 200, writeOpts{rgRows: 200, codec: codec})
 	f, err := readFile(clean, 0)
 	if err != nil {
 		t.Fatal(err)

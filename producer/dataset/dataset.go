@@ -1,7 +1,8 @@
 // Package dataset opens a Parquet dataset: it lists the files in sorted order, reads each
 // footer once, checks that every file has the same schema, and reads the columns of one
 // row group at a time. Every error names the file, and where it applies the row group
-// and the column.
+// and the column. Importing it registers the Parquet LZ4 codec that arrow-go lacks
+// (lz4.go), so that every reader and writer of the program can use it.
 package dataset
 
 import (

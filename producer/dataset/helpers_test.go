@@ -70,6 +70,7 @@ type writeOpts struct {
 	codec     compress.Compression
 	checksums bool // add the ChecksumKey footer entry, as `shmloader gen` does
 	kv        map[string]string
+	props     []parquet.WriterProperty // more writer properties, after the above
 }
 
 // writeRecord writes rec to path in row groups of o.rgRows rows.
@@ -83,7 +84,7 @@ func writeRecord(t testing.TB, path string, rec arrow.RecordBatch, o writeOpts) 
 		t.Fatal(err)
 	}
 	defer fh.Close()
-	props := parquet.NewWriterProperties(parquet.WithCompression(o.codec), parquet.WithMaxRowGroupLength(o.rgRows))
+	props := parquet.NewWriterProperties(append([]parquet.WriterProperty{parquet.WithCompression(o.codec), parquet.WithMaxRowGroupLength(o.rgRows)}, o.props...)...)
 	fw, err := pqarrow.NewFileWriter(rec.Schema(), fh, props, pqarrow.DefaultWriterProps())
 	if err != nil {
 		t.Fatal(err)

@@ -30,7 +30,7 @@ func checkValues(t *testing.T, names []string, cols []*arrow.Chunked, first int6
 }
 
 func TestReadRowGroupValues(t *testing.T) {
-	for _, codec := range []compress.Compression{compress.Codecs.Uncompressed, compress.Codecs.Snappy, compress.Codecs.Zstd} {
+	for _, codec := range []compress.Compression{compress.Codecs.Uncompressed, compress.Codecs.Snappy, compress.Codecs.Zstd, compress.Codecs.Lz4, compress.Codecs.Lz4Raw} {
 		dir := t.TempDir()
 		writeTest(t, dir, "a.parquet", 0, 250, writeOpts{rgRows: 100, codec: codec, checksums: true})
 		d, err := Open(dir)

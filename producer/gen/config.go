@@ -25,7 +25,7 @@ type Config struct {
 	Rows         int64   // rows in all; ids are 0..Rows-1 in file order
 	Files        int     // files part-00000.parquet ...; rows are split evenly
 	RowGroupRows int64   // rows per row group (the last of a file may be smaller)
-	Compression  string  // "snappy", "zstd" or "none"
+	Compression  string  // "snappy", "zstd", "lz4", "lz4_raw" or "none"
 	Features     int     // float32 columns f000.. (at most 1000)
 	Categoricals int     // int64 categorical columns c00.. (at most 100)
 	Strings      int     // string categorical columns s00.. (at most 100)
@@ -108,10 +108,14 @@ func codec(name string) (compress.Compression, error) {
 		return compress.Codecs.Snappy, nil
 	case "zstd":
 		return compress.Codecs.Zstd, nil
+	case "lz4": // Parquet's deprecated LZ4, Hadoop-framed (see dataset.DecodeLZ4Hadoop)
+		return compress.Codecs.Lz4, nil
+	case "lz4_raw":
+		return compress.Codecs.Lz4Raw, nil
 	case "none", "uncompressed":
 		return compress.Codecs.Uncompressed, nil
 	}
-	return 0, fmt.Errorf("compression %q: want snappy, zstd or none", name)
+	return 0, fmt.Errorf("compression %q: want snappy, zstd, lz4, lz4_raw or none", name)
 }
 
 // String is the footer's record of how a file was made (key "shmloader.gen").
