@@ -12,6 +12,8 @@ import (
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/pierrec/lz4/v4"
+
+	"github.com/shmloader/shmloader/producer/pages"
 )
 
 // pageBodies returns the bodies of the pages of column chunk leaf of row group rg.
@@ -26,12 +28,12 @@ func pageBodies(t *testing.T, path string, rg, leaf int) [][]byte {
 	chunk := data[start : start+n]
 	var bodies [][]byte
 	for pos := 0; pos < len(chunk); {
-		h, err := parsePageHeader(chunk[pos:])
+		h, err := pages.ParseHeader(chunk[pos:])
 		if err != nil {
 			t.Fatal(err)
 		}
-		bodies = append(bodies, chunk[pos+h.size:pos+h.size+h.compressed])
-		pos += h.size + h.compressed
+		bodies = append(bodies, chunk[pos+h.Size:pos+h.Size+h.Compressed])
+		pos += h.Size + h.Compressed
 	}
 	return bodies
 }
@@ -129,11 +131,11 @@ func TestLZ4CorruptPage(t *testing.T) {
 	}
 	start, _, _ := chunkRange(f.Meta, 1, 1) // column b of row group 1
 	data, _ := os.ReadFile(path)
-	h, err := parsePageHeader(data[start:])
+	h, err := pages.ParseHeader(data[start:])
 	if err != nil {
 		t.Fatal(err)
 	}
-	binary.BigEndian.PutUint32(data[start+int64(h.size)+4:], 1<<30) // the first block's compressed size
+	binary.BigEndian.PutUint32(data[start+int64(h.Size)+4:], 1<<30) // the first block's compressed size
 	os.WriteFile(path, data, 0o644)
 	d, err := Open(path)
 	if err != nil {
