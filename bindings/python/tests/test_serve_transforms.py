@@ -159,8 +159,22 @@ def data() -> dict[str, list[Any]]:
     return columns()
 
 
-@pytest.fixture(scope="module")
-def served(shmloader_bin: Path, tmp_path_factory, data, library) -> servekit.Result:
+# How the files are written and which decoder serve reads them with: the page decoder
+# (the default) on pyarrow's defaults, and on data page v2 with pages of a few rows,
+# zstd, and a dictionary so small that every column chunk falls back from dictionary to
+# plain pages part-way; and arrow-go's reader (SHMLOADER_DECODER=arrow).
+LAYOUTS = {
+    "pages": ({}, {}),
+    "pages-v2-fallback": ({"data_page_version": "2.0", "data_page_size": 64,
+                           "dictionary_pagesize_limit": 16, "compression": "zstd",
+                           "write_batch_size": 4}, {}),
+    "arrow": ({}, {"SHMLOADER_DECODER": "arrow"}),
+}  # fmt: skip
+
+
+@pytest.fixture(scope="module", params=sorted(LAYOUTS))
+def served(request, shmloader_bin: Path, tmp_path_factory, data, library) -> servekit.Result:
+    write_opts, env = LAYOUTS[request.param]
     tmp = tmp_path_factory.mktemp("transforms")
     ds = tmp / "crafted"
     ds.mkdir()
@@ -169,7 +183,7 @@ def served(shmloader_bin: Path, tmp_path_factory, data, library) -> servekit.Res
     half = ROWS // 2
     for i in range(2):
         pq.write_table(table.slice(i * half, half), ds / f"part-{i}.parquet",
-                       row_group_size=half // 2)  # fmt: skip
+                       row_group_size=half // 2, **write_opts)  # fmt: skip
     cfg = servekit.write_config(
         tmp / "transforms.yaml", dataset=str(ds / "part-*.parquet"), batch_size=BATCH,
         shuffle={"row_groups": False, "window": 0}, drop_last=True, outputs=OUTPUTS,
@@ -178,6 +192,7 @@ def served(shmloader_bin: Path, tmp_path_factory, data, library) -> servekit.Res
     job = "tf-" + uuid.uuid4().hex[:12]
     try:
         with servekit.Group(shmloader_bin, shm_dir, tmp) as g:
+            g.env.update(env)
             consumer = g.consume(job, 0, "rank0")
             serve = g.serve(cfg, job, "--drain-timeout", "20s")
             rc = serve.wait(timeout=30)
