@@ -89,9 +89,7 @@ func (o *op) run(w *work, n int) {
 			}
 			break
 		}
-		for k, v := range f {
-			f[k] = (v - mean) / std
-		}
+		subDiv(f, mean, std)
 	case opClipF:
 		lo, hi := o.f, o.g
 		if lo != 0 && hi != 0 {
@@ -174,4 +172,10 @@ func bucket(bounds []float64, v float64) int64 {
 		}
 	}
 	return int64(lo)
+}
+
+func subDivGo(x []float64, mean, std float64) {
+	for k, v := range x {
+		x[k] = (v - mean) / std
+	}
 }
