@@ -54,6 +54,10 @@ type Decoder struct {
 	plain            plainReader
 	idx              dictReader
 	bools            rleBoolReader
+	deltas           deltaIntReader
+	lengths          deltaLengthReader
+	prefixes         deltaByteArrayReader
+	split            bssReader
 }
 
 // valueReader decodes the values section of a data page.
@@ -86,6 +90,18 @@ func encodingOK(e Encoding, t parquet.Type) bool {
 	switch e {
 	case Plain, PlainDictionary, RLEDictionary, RLE:
 		return true
+	case DeltaBinaryPacked:
+		return t == parquet.Types.Int32 || t == parquet.Types.Int64
+	case DeltaLengthByteArray:
+		return t == parquet.Types.ByteArray
+	case DeltaByteArray:
+		return t == parquet.Types.ByteArray || t == parquet.Types.FixedLenByteArray
+	case ByteStreamSplit:
+		switch t {
+		case parquet.Types.Float, parquet.Types.Double, parquet.Types.Int32, parquet.Types.Int64,
+			parquet.Types.FixedLenByteArray:
+			return true
+		}
 	}
 	return false
 }
@@ -299,7 +315,7 @@ func (d *Decoder) startPage(h Header, raw []byte) error {
 	if d.c.MaxDef > 0 {
 		d.defs.reset(levels, bitWidth(uint32(d.c.MaxDef)+1), uint32(d.c.MaxDef)+1)
 	}
-	if err := d.startValues(h.Encoding, values); err != nil {
+	if err := d.startValues(h.Encoding, values, h.NumValues); err != nil {
 		return err
 	}
 	d.started += int64(h.NumValues)
@@ -307,8 +323,8 @@ func (d *Decoder) startPage(h Header, raw []byte) error {
 	return nil
 }
 
-// startValues picks the reader of the page's value encoding.
-func (d *Decoder) startValues(e Encoding, b []byte) error {
+// startValues picks the reader of the page's value encoding; the page has n rows.
+func (d *Decoder) startValues(e Encoding, b []byte, n int) error {
 	d.dictEnc = false
 	switch {
 	case e == Plain:
@@ -327,6 +343,30 @@ func (d *Decoder) startValues(e Encoding, b []byte) error {
 			return err
 		}
 		d.vals = &d.bools
+	case e == DeltaBinaryPacked && (d.typ == tInt32 || d.typ == tInt64):
+		if err := d.deltas.reset(b, d.typ, n); err != nil {
+			return err
+		}
+		d.vals = &d.deltas
+	case e == DeltaLengthByteArray && d.typ == tByteArray:
+		if err := d.lengths.reset(b, n); err != nil {
+			return err
+		}
+		d.vals = &d.lengths
+	case e == DeltaByteArray && (d.typ == tByteArray || d.typ == tFixed):
+		typeLen := 0
+		if d.typ == tFixed {
+			typeLen = d.c.TypeLen
+		}
+		if err := d.prefixes.reset(b, typeLen, n); err != nil {
+			return err
+		}
+		d.vals = &d.prefixes
+	case e == ByteStreamSplit && (d.typ == tFloat || d.typ == tDouble || d.typ == tInt32 || d.typ == tInt64 || d.typ == tFixed):
+		if err := d.split.reset(b, d.typ, d.c.TypeLen, n); err != nil {
+			return err
+		}
+		d.vals = &d.split
 	default:
 		return unsupported("%s encoding of %s", e, d.c.Type)
 	}
