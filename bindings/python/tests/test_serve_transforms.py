@@ -162,12 +162,19 @@ def data() -> dict[str, list[Any]]:
 # How the files are written and which decoder serve reads them with: the page decoder
 # (the default) on pyarrow's defaults, and on data page v2 with pages of a few rows,
 # zstd, and a dictionary so small that every column chunk falls back from dictionary to
-# plain pages part-way; and arrow-go's reader (SHMLOADER_DECODER=arrow).
+# plain pages part-way; with the delta and byte-stream-split encodings and RLE booleans;
+# and arrow-go's reader (SHMLOADER_DECODER=arrow).
 LAYOUTS = {
     "pages": ({}, {}),
     "pages-v2-fallback": ({"data_page_version": "2.0", "data_page_size": 64,
                            "dictionary_pagesize_limit": 16, "compression": "zstd",
                            "write_batch_size": 4}, {}),
+    "pages-delta-bss": ({"use_dictionary": False, "column_encoding": {
+        "id": "DELTA_BINARY_PACKED", "i64": "DELTA_BINARY_PACKED", "i32": "DELTA_BINARY_PACKED",
+        "u64": "DELTA_BINARY_PACKED", "i8": "DELTA_BINARY_PACKED", "u32": "DELTA_BINARY_PACKED",
+        "fl": "BYTE_STREAM_SPLIT", "f32": "BYTE_STREAM_SPLIT", "s": "DELTA_BYTE_ARRAY",
+        "ls": "DELTA_LENGTH_BYTE_ARRAY", "bs": "DELTA_BYTE_ARRAY", "b": "RLE"},
+        "data_page_version": "2.0", "data_page_size": 128, "write_batch_size": 8}, {}),
     "arrow": ({}, {"SHMLOADER_DECODER": "arrow"}),
 }  # fmt: skip
 
