@@ -47,8 +47,9 @@ func (f *File) PagesReadable(rg int, l Leaf) error {
 }
 
 // ReadChunks reads the chunks of leaves ls of row group rg (its index in the file) and
-// returns one pages.Chunk per leaf, in order, viewing buf (grown as needed and returned
-// for reuse). Chunks that lie next to each other in the file are read with one read.
+// returns one pages.Chunk per leaf, in order: views of the file mapped into memory,
+// valid until Release, or, where the file cannot be mapped, of buf (grown as needed and
+// returned for reuse), chunks next to each other in the file read with one read.
 // Each chunk's footer checksum (files of `shmloader gen`) is verified here; the decoder
 // checks page CRCs as it reads the pages.
 func (r *Reader) ReadChunks(rg int, ls []Leaf, buf []byte) ([]pages.Chunk, []byte, error) {
@@ -66,6 +67,9 @@ func (r *Reader) ReadChunks(rg int, ls []Leaf, buf []byte) ([]pages.Chunk, []byt
 		}
 		spans[i] = span{start, n}
 		total += n
+	}
+	if mem := r.mm.get(r.src.f, r.file.Size); mem != nil {
+		return r.mappedChunks(rg, ls, buf, mem)
 	}
 	order := make([]int, len(ls))
 	for i := range order {
@@ -97,21 +101,51 @@ func (r *Reader) ReadChunks(rg int, ls []Leaf, buf []byte) ([]pages.Chunk, []byt
 		k = e
 	}
 	out := make([]pages.Chunk, len(ls))
-	ncols := meta.Schema.NumColumns()
 	for i, l := range ls {
-		data := buf[at[i] : at[i]+spans[i].n : at[i]+spans[i].n]
-		if r.file.sums != nil {
-			want := r.file.sums[rg*ncols+l.Index]
-			if got := crc32.ChecksumIEEE(data); got != want {
-				return nil, buf, r.chunkErr(rg, l, kindf(ErrChecksum, "column chunk at offset %d: footer CRC %08x, computed %08x", spans[i].start, want, got))
-			}
+		c, err := r.chunk(rg, l, buf[at[i]:at[i]+spans[i].n:at[i]+spans[i].n], spans[i].start)
+		if err != nil {
+			return nil, buf, err
 		}
-		md := meta.RowGroups[rg].Columns[l.Index].MetaData
-		out[i] = pages.Chunk{Type: l.Type, TypeLen: l.TypeLen, MaxDef: l.MaxDef, MaxRep: l.MaxRep,
-			Codec: compress.Compression(md.Codec), Values: md.NumValues, Data: data}
+		out[i] = c
 	}
 	return out, buf, nil
 }
+
+// mappedChunks is ReadChunks on the mapped file: the chunks are views of the mapping,
+// valid until Release.
+func (r *Reader) mappedChunks(rg int, ls []Leaf, buf, mem []byte) ([]pages.Chunk, []byte, error) {
+	out := make([]pages.Chunk, len(ls))
+	for i, l := range ls {
+		start, n, _ := chunkRange(r.file.Meta, rg, l.Index)
+		r.mm.use(start, n)
+		r.src.read += n
+		c, err := r.chunk(rg, l, mem[start:start+n:start+n], start)
+		if err != nil {
+			return nil, buf, err
+		}
+		out[i] = c
+	}
+	return out, buf, nil
+}
+
+// chunk checks data, leaf l's chunk in row group rg read from offset start, against the
+// footer's checksum, and describes it for the page decoder.
+func (r *Reader) chunk(rg int, l Leaf, data []byte, start int64) (pages.Chunk, error) {
+	meta := r.file.Meta
+	if r.file.sums != nil {
+		want := r.file.sums[rg*meta.Schema.NumColumns()+l.Index]
+		if got := crc32.ChecksumIEEE(data); got != want {
+			return pages.Chunk{}, r.chunkErr(rg, l, kindf(ErrChecksum, "column chunk at offset %d: footer CRC %08x, computed %08x", start, want, got))
+		}
+	}
+	md := meta.RowGroups[rg].Columns[l.Index].MetaData
+	return pages.Chunk{Type: l.Type, TypeLen: l.TypeLen, MaxDef: l.MaxDef, MaxRep: l.MaxRep,
+		Codec: compress.Compression(md.Codec), Values: md.NumValues, Data: data}, nil
+}
+
+// Release ends the use of the chunks ReadChunks returned since the last Release: their
+// bytes may go (a mapped file's pages leave this process's memory).
+func (r *Reader) Release() { r.mm.release() }
 
 func (r *Reader) chunkErr(rg int, l Leaf, err error) error {
 	return &Error{Op: "read", Path: r.file.Path, RowGroup: rg, Column: r.file.Meta.Schema.Column(l.Index).Path(), Err: err}
