@@ -388,7 +388,7 @@ func (d *Decoder) loadDict(h Header, raw []byte) error {
 	if err != nil {
 		return err
 	}
-	if h.NumValues > len(body)/minBytes(d.typ, d.c.TypeLen) {
+	if h.NumValues > maxValues(d.typ, d.c.TypeLen, len(body)) {
 		return corrupt("dictionary of %d entries in %d bytes", h.NumValues, len(body))
 	}
 	var pr plainReader
