@@ -798,3 +798,54 @@ func pqarrowFile(t testing.TB, rows, rgRows int, codec compress.Compression, ver
 	}
 	return buf.Bytes()
 }
+
+// TestHandBuiltDictionaries: arrow-go never dictionary-encodes BOOLEAN or INT96, but
+// other writers may; chunks built here (a PLAIN dictionary page, then v1 and v2 data
+// pages of indices with nulls) decode to the entries the indices name, as values and as
+// indices.
+func TestHandBuiltDictionaries(t *testing.T) {
+	var i96 [3]Int96
+	for k := range i96 {
+		for b := range i96[k] {
+			i96[k][b] = byte(k*31 + b)
+		}
+	}
+	types := []struct {
+		typ     parquet.Type
+		plain   []byte // the dictionary's entries, PLAIN
+		entries []cell
+	}{
+		{parquet.Types.Boolean, []byte{0b01}, []cell{true, false}},
+		{parquet.Types.Int96, slices.Concat(i96[0][:], i96[1][:], i96[2][:]),
+			[]cell{[12]byte(i96[0]), [12]byte(i96[1]), [12]byte(i96[2])}},
+	}
+	for _, ty := range types {
+		for _, pt := range []PageType{DataPage, DataPageV2} {
+			const rows = 50
+			var levels, idx []uint32
+			var want []cell
+			for r := range rows {
+				if r%5 == 0 {
+					levels, want = append(levels, 0), append(want, nil)
+					continue
+				}
+				i := uint32(r*7) % uint32(len(ty.entries))
+				levels, idx, want = append(levels, 1), append(idx, i), append(want, ty.entries[i])
+			}
+			dict := page{h: Header{Type: DictionaryPage, NumValues: len(ty.entries), Encoding: Plain,
+				Uncompressed: len(ty.plain), Compressed: len(ty.plain)}, body: ty.plain}
+			data := page{h: Header{Type: pt, NumValues: rows, NumRows: rows, NumNulls: rows - len(idx),
+				Encoding: RLEDictionary, DefEncoding: RLE, V2Compressed: false}}
+			data = closePage(t, Chunk{MaxDef: 1}, data, oneRunEach(levels, 1), append([]byte{2}, oneRunEach(idx, 2)...))
+			c := Chunk{Type: ty.typ, MaxDef: 1, Values: rows, Data: joinPages([]page{dict, data})}
+			for _, indices := range []bool{false, true} {
+				d := Decoder{Indices: indices}
+				got, dictRuns := decodeAll(t, fmt.Sprintf("%s %s", ty.typ, pt), &d, c, 0)
+				sameCells(t, fmt.Sprintf("%s %s, indices %v", ty.typ, pt, indices), got, want)
+				if indices != (dictRuns > 0) {
+					t.Errorf("%s %s, indices %v: %d runs of indices", ty.typ, pt, indices, dictRuns)
+				}
+			}
+		}
+	}
+}
