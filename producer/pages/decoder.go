@@ -297,7 +297,7 @@ func (d *Decoder) startPage(h Header, raw []byte) error {
 		if h.DefLen > len(raw) || h.DefLen > h.Uncompressed {
 			return corrupt("%d bytes of definition levels in a %d-byte page", h.DefLen, len(raw))
 		}
-		if d.c.MaxDef == 0 && (h.DefLen != 0 || h.NumNulls != 0) {
+		if d.c.MaxDef == 0 && (h.DefLen != 0 || h.NumNulls > 0) {
 			return corrupt("definition levels (%d bytes, %d nulls) in a required column", h.DefLen, h.NumNulls)
 		}
 		levels = raw[:h.DefLen]
@@ -310,7 +310,9 @@ func (d *Decoder) startPage(h Header, raw []byte) error {
 		} else if len(values) != h.Uncompressed-h.DefLen {
 			return corrupt("uncompressed values of %d bytes, header says %d", len(values), h.Uncompressed-h.DefLen)
 		}
-		d.nulls = h.NumNulls
+		if h.NumNulls > 0 { // without statistics arrow-go writes 0 (INT96 always) and parquet-java -1
+			d.nulls = h.NumNulls
+		}
 	}
 	if d.c.MaxDef > 0 {
 		d.defs.reset(levels, bitWidth(uint32(d.c.MaxDef)+1), uint32(d.c.MaxDef)+1)
@@ -384,8 +386,12 @@ func (d *Decoder) decompress(buf *[]byte, raw []byte, size int) ([]byte, error) 
 	if size > 1<<31 {
 		return nil, corrupt("page of %d bytes once decompressed", size)
 	}
-	*buf = growTo(*buf, size)
-	out, err := compress.Decode(d.codec, (*buf)[:size], raw)
+	*buf = growTo(*buf, max(size, 1))
+	dst := (*buf)[:size]
+	if size == 0 && d.c.Codec == compress.Codecs.Brotli {
+		dst = (*buf)[:1] // arrow-go's brotli fails on an empty destination; one byte still bounds it
+	}
+	out, err := compress.Decode(d.codec, dst, raw)
 	if err != nil {
 		return nil, corrupt("%s: %v", d.c.Codec, err)
 	}
@@ -410,7 +416,7 @@ func (d *Decoder) loadDict(h Header, raw []byte) error {
 	if err != nil {
 		return err
 	}
-	if h.NumValues > len(body)/minBytes(d.typ, d.c.TypeLen) {
+	if h.NumValues > maxValues(d.typ, d.c.TypeLen, len(body)) {
 		return corrupt("dictionary of %d entries in %d bytes", h.NumValues, len(body))
 	}
 	var pr plainReader

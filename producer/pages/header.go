@@ -54,7 +54,7 @@ type Header struct {
 	Encoding     Encoding // of the values (or of the dictionary's entries)
 	DefEncoding  Encoding // data page v1
 	RepEncoding  Encoding // data page v1
-	NumNulls     int      // data page v2
+	NumNulls     int      // data page v2; 0 or -1 from writers that keep no statistics
 	NumRows      int      // data page v2
 	DefLen       int      // data page v2: bytes of definition levels, never compressed
 	RepLen       int      // data page v2: bytes of repetition levels, never compressed
@@ -119,7 +119,7 @@ func ParseHeader(b []byte) (Header, error) {
 	if want != 0 && nested&want == 0 {
 		return h, corrupt("%s page header without its %s header", h.Type, h.Type)
 	}
-	if h.NumValues < 0 || h.NumNulls < 0 || h.NumRows < 0 || h.DefLen < 0 || h.RepLen < 0 {
+	if h.NumValues < 0 || h.NumRows < 0 || h.DefLen < 0 || h.RepLen < 0 {
 		return h, corrupt("page header with a negative count")
 	}
 	if h.RestID == 0 {

@@ -54,15 +54,15 @@ func width(t physical, typeLen int) int {
 	return 0
 }
 
-// minBytes is the fewest bytes one PLAIN value takes, to bound counts a header claims.
-func minBytes(t physical, typeLen int) int {
+// maxValues is the most PLAIN values n bytes can hold, to bound counts a header claims.
+func maxValues(t physical, typeLen, n int) int {
 	switch t {
 	case tBool:
-		return 1 // 8 values per byte, but a count beyond 8 per byte is refused anyway
+		return 8 * n
 	case tByteArray:
-		return 4
+		return n / 4
 	}
-	return max(width(t, typeLen), 1)
+	return n / max(width(t, typeLen), 1)
 }
 
 // spread moves the valid values of a run, dense at the front, to their rows, back to

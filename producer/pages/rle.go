@@ -35,6 +35,9 @@ func (h *hybrid) next() error {
 	h.pos += n
 	if hdr&1 == 1 {
 		groups := hdr >> 1
+		if groups > 1<<28 { // more values than a page holds; and groups*8 must not overflow
+			return corrupt("bit-packed run of %d groups at byte %d", groups, h.pos-n)
+		}
 		nbytes := groups * uint64(h.width)
 		if groups == 0 || nbytes > uint64(len(h.b)-h.pos) {
 			// The last run of a page may be cut where its values end: keep what is there.
