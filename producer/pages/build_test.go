@@ -141,7 +141,7 @@ func dataPages(ps []page) []int {
 	return idx
 }
 
-func codecOf(t testing.TB, c compress.Compression) compress.Codec {
+func testCodec(t testing.TB, c compress.Compression) compress.Codec {
 	t.Helper()
 	codec, err := compress.GetCodec(c)
 	if err != nil {
@@ -154,7 +154,7 @@ func codecOf(t testing.TB, c compress.Compression) compress.Codec {
 // nil when the column has none) and values section, decompressed.
 func openPage(t testing.TB, c Chunk, p page) (levels, values []byte) {
 	t.Helper()
-	codec := codecOf(t, c.Codec)
+	codec := testCodec(t, c.Codec)
 	decode := func(src []byte, size int) []byte {
 		if c.Codec == compress.Codecs.Uncompressed {
 			return append([]byte(nil), src...)
@@ -185,7 +185,7 @@ func openPage(t testing.TB, c Chunk, p page) (levels, values []byte) {
 // the sizes in its header to match.
 func closePage(t testing.TB, c Chunk, p page, levels, values []byte) page {
 	t.Helper()
-	codec := codecOf(t, c.Codec)
+	codec := testCodec(t, c.Codec)
 	encode := func(src []byte) []byte {
 		if c.Codec == compress.Codecs.Uncompressed {
 			return src

@@ -143,14 +143,14 @@ func onV1Body(f func(body []byte) []byte) func(*testing.T, Chunk, []page) (Chunk
 		body := p.body
 		if c.Codec != compress.Codecs.Uncompressed {
 			var err error
-			if body, err = compress.Decode(codecOf(t, c.Codec), make([]byte, p.h.Uncompressed), p.body); err != nil {
+			if body, err = compress.Decode(testCodec(t, c.Codec), make([]byte, p.h.Uncompressed), p.body); err != nil {
 				t.Fatal(err)
 			}
 		}
 		body = f(append([]byte(nil), body...))
 		p.h.Uncompressed = len(body)
 		if c.Codec != compress.Codecs.Uncompressed {
-			body = codecOf(t, c.Codec).Encode(nil, body)
+			body = testCodec(t, c.Codec).Encode(nil, body)
 		}
 		p.body, p.h.Compressed = body, len(body)
 		return p
