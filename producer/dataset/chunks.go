@@ -140,7 +140,7 @@ func (r *Reader) chunk(rg int, l Leaf, data []byte, start int64) (pages.Chunk, e
 	}
 	md := meta.RowGroups[rg].Columns[l.Index].MetaData
 	return pages.Chunk{Type: l.Type, TypeLen: l.TypeLen, MaxDef: l.MaxDef, MaxRep: l.MaxRep,
-		Codec: compress.Compression(md.Codec), Values: md.NumValues, Data: data}, nil
+		Codec: compress.Compression(md.Codec), Values: md.NumValues, Uncompressed: md.TotalUncompressedSize, Data: data}, nil
 }
 
 // Release ends the use of the chunks ReadChunks returned since the last Release: their

@@ -145,7 +145,7 @@ func TestParsePageHeaderRejectsGarbage(t *testing.T) {
 			t.Errorf("pages.ParseHeader(%x) = %+v, want an error", b, h)
 		}
 	}
-	if err := verifyPages([]byte{0x15, 0x00, 0x15, 0x08, 0x15, 0x08, 0x00, 1, 2}, 9); !errors.Is(err, ErrCorrupt) {
+	if err := verifyPages([]byte{0x15, 0x00, 0x15, 0x08, 0x15, 0x08, 0x00, 1, 2}, 9, compress.Codecs.Uncompressed, 0); !errors.Is(err, ErrCorrupt) {
 		t.Errorf("a body past the chunk: %v", err)
 	}
 }
@@ -159,6 +159,6 @@ func FuzzPageHeader(f *testing.F) {
 		if err == nil && (h.Size <= 0 || h.Size > len(b) || h.Compressed < 0) {
 			t.Fatalf("accepted header with size %d of %d bytes, body %d", h.Size, len(b), h.Compressed)
 		}
-		verifyPages(b, len(b))
+		verifyPages(b, len(b), compress.Codecs.Zstd, 0)
 	})
 }

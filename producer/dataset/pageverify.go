@@ -1,15 +1,18 @@
 package dataset
 
 import (
+	"github.com/apache/arrow-go/v18/parquet/compress"
 	"hash/crc32"
 
 	"github.com/shmloader/shmloader/producer/pages"
 )
 
-// verifyPages checks the CRC of every page in a column chunk whose header has one. chunk
-// is the chunk's bytes as stored, n of them per the footer; chunk may extend beyond n
-// (arrow-go pads the range for files of old writers) and a last page may run into it.
-func verifyPages(chunk []byte, n int) error {
+// verifyPages checks the CRC of every page in a column chunk whose header has one, and
+// that no page claims to decompress to more than the footer says the chunk holds (total,
+// 0: unknown) or announces a larger body to its decoder (pages.CheckBody). chunk is the
+// chunk's bytes as stored, n of them per the footer; chunk may extend beyond n (arrow-go
+// pads the range for files of old writers) and a last page may run into it.
+func verifyPages(chunk []byte, n int, codec compress.Compression, total int64) error {
 	for pos := 0; pos < n; {
 		h, err := pages.ParseHeader(chunk[pos:])
 		if err != nil {
@@ -18,6 +21,12 @@ func verifyPages(chunk []byte, n int) error {
 		body := pos + h.Size
 		if h.Compressed > len(chunk)-body {
 			return kindf(ErrCorrupt, "page at chunk offset %d: %d-byte body runs past the chunk", pos, h.Compressed)
+		}
+		if total > 0 && int64(h.Uncompressed) > total {
+			return kindf(ErrCorrupt, "page at chunk offset %d: %d bytes once decompressed, the footer says the chunk holds %d", pos, h.Uncompressed, total)
+		}
+		if err := pages.CheckBody(codec, chunk[body:body+h.Compressed], h.Uncompressed); err != nil {
+			return kindf(ErrCorrupt, "page at chunk offset %d: %v", pos, err)
 		}
 		if h.HasCRC {
 			if got := crc32.ChecksumIEEE(chunk[body : body+h.Compressed]); got != uint32(h.CRC) {

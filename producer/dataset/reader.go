@@ -7,6 +7,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 )
@@ -111,7 +112,8 @@ func (r *Reader) readColumn(ctx context.Context, rg int, name string) (*arrow.Ch
 	r.src.expect, r.src.failed = r.src.expect[:0], nil
 	for leaf := range leaves {
 		start, n, _ := chunkRange(r.file.Meta, rg, leaf)
-		e := expectChunk{start: start, n: n}
+		md := r.file.Meta.RowGroups[rg].Columns[leaf].MetaData
+		e := expectChunk{start: start, n: n, codec: compress.Compression(md.Codec), total: md.TotalUncompressedSize}
 		if r.file.sums != nil {
 			e.sum, e.hasSum = r.file.sums[rg*ncols+leaf], true
 		}

@@ -1,6 +1,7 @@
 package dataset
 
 import (
+	"github.com/apache/arrow-go/v18/parquet/compress"
 	"hash/crc32"
 	"io"
 	"os"
@@ -23,6 +24,8 @@ type checkedFile struct {
 
 type expectChunk struct {
 	start, n int64
+	codec    compress.Compression
+	total    int64 // the footer's total_uncompressed_size
 	sum      uint32
 	hasSum   bool
 	verified bool
@@ -50,7 +53,7 @@ func (c *checkedFile) ReadAt(p []byte, off int64) (int, error) {
 				return 0, c.fail(kindf(ErrChecksum, "column chunk at offset %d: footer CRC %08x, computed %08x", off, e.sum, got))
 			}
 		}
-		if err := verifyPages(p, int(e.n)); err != nil {
+		if err := verifyPages(p, int(e.n), e.codec, e.total); err != nil {
 			return 0, c.fail(err)
 		}
 		e.verified = true

@@ -537,3 +537,19 @@ func TestTolerated(t *testing.T) {
 		})
 	}
 }
+
+// A zstd frame that announces more bytes than its page header is refused before the
+// zstd decoder allocates them: 17 bytes claiming 60 GiB used to end the process.
+func TestZstdFrameLargerThanItsPage(t *testing.T) {
+	body := []byte{0x28, 0xb5, 0x2f, 0xfd, 0xc0, 0x00, 0, 0, 0, 0, 15, 0, 0, 0, 0x01, 0x00, 0x00}
+	if n, ok := zstdContentSize(body); !ok || n != 60<<30 {
+		t.Fatalf("content size %d, %v", n, ok)
+	}
+	err := CheckBody(compress.Codecs.Zstd, body, 4096)
+	if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "zstd frame of 64424509440 bytes") {
+		t.Fatalf("got %v", err)
+	}
+	if err := CheckBody(compress.Codecs.Snappy, body, 4096); err != nil {
+		t.Fatalf("snappy body: %v", err)
+	}
+}

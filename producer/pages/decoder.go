@@ -16,8 +16,11 @@ type Chunk struct {
 	MaxDef  int16
 	MaxRep  int16
 	Codec   compress.Compression
-	Values  int64  // the footer's num_values: levels in all data pages
-	Data    []byte // the chunk as stored: page headers and bodies, dictionary page first;
+	Values  int64 // the footer's num_values: levels in all data pages
+	// Uncompressed is the footer's total_uncompressed_size (0: not known): no page may
+	// decompress to more.
+	Uncompressed int64
+	Data         []byte // the chunk as stored: page headers and bodies, dictionary page first;
 	// unchanged until the next Reset (byte arrays of an uncompressed chunk view it)
 }
 
@@ -144,6 +147,9 @@ func (d *Decoder) fail(err error) error {
 // one is done) into out, and returns how many: at least 1 while rows are left in the
 // chunk, and never more than the page holds, so that one Values has one encoding.
 func (d *Decoder) Read(n int, out *Values) (int, error) {
+	if n <= 0 {
+		return 0, nil
+	}
 	if d.left == 0 {
 		if err := d.nextDataPage(); err != nil {
 			return 0, err
@@ -385,6 +391,12 @@ func (d *Decoder) decompress(buf *[]byte, raw []byte, size int) ([]byte, error) 
 	}
 	if size > 1<<31 {
 		return nil, corrupt("page of %d bytes once decompressed", size)
+	}
+	if d.c.Uncompressed > 0 && int64(size) > d.c.Uncompressed {
+		return nil, corrupt("page of %d bytes once decompressed, the footer says the chunk holds %d", size, d.c.Uncompressed)
+	}
+	if err := CheckBody(d.c.Codec, raw, size); err != nil {
+		return nil, err
 	}
 	*buf = growTo(*buf, max(size, 1))
 	dst := (*buf)[:size]
