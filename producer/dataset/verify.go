@@ -53,6 +53,7 @@ func (c *checkedFile) ReadAt(p []byte, off int64) (int, error) {
 		if err := verifyPages(p, int(e.n)); err != nil {
 			return 0, c.fail(err)
 		}
+		dropEmptyPages(p, int(e.n))
 		e.verified = true
 	}
 	return n, err
