@@ -132,6 +132,7 @@ fuzz:
 	$(GO) test ./ring -run '^$$' -fuzz FuzzValidateHeader -fuzztime $(FUZZTIME)
 	$(GO) test ./ring -run '^$$' -fuzz FuzzSlotHeader -fuzztime $(FUZZTIME)
 	$(GO) test ./producer/dataset -run '^$$' -fuzz FuzzPageHeader -fuzztime $(FUZZTIME)
+	$(GO) test ./producer/dataset -run '^$$' -fuzz FuzzSanitizeFooter -fuzztime $(FUZZTIME)
 	$(GO) test ./producer/config -run '^$$' -fuzz FuzzParse -fuzztime $(FUZZTIME)
 	$(GO) test ./cache -run '^$$' -fuzz FuzzEntryHeader -fuzztime $(FUZZTIME)
 	$(GO) test ./cache -run '^$$' -fuzz '^FuzzManifest$$' -fuzztime $(FUZZTIME)
