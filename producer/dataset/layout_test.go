@@ -123,6 +123,20 @@ func TestOpenWalksDirectoriesSkippingHiddenAndUnderscore(t *testing.T) {
 	if g, err = Open(filepath.Join(dir, "_*.parquet")); err != nil || len(g.Files) != 1 {
 		t.Fatalf("glob _*.parquet: %v, %v", g, err)
 	}
+	// Below its wildcards too: _delta_log/d.parquet and .hidden/e.parquet stay out.
+	if g, err = Open(filepath.Join(dir, "*", "*.parquet")); err != nil {
+		t.Fatal(err)
+	} else if got := relPaths(g, dir); !slices.Equal(got, []string{"sub/b.parquet"}) {
+		t.Fatalf("glob */*.parquet: files %v", got)
+	}
+	if g, err = Open(filepath.Join(dir, "_*", "*.parquet")); err != nil || len(g.Files) != 1 {
+		t.Fatalf("glob _*/*.parquet: %v, %v", g, err)
+	}
+	// Relative to the current directory.
+	t.Chdir(dir)
+	if g, err = Open("*.parquet"); err != nil || len(g.Files) != 2 {
+		t.Fatalf("glob *.parquet in the current directory: %v, %v", g, err)
+	}
 }
 
 func TestHivePartitionColumns(t *testing.T) {

@@ -13,10 +13,10 @@ import (
 
 // listFiles resolves a pattern to regular files sorted by path: a file is itself, a
 // directory is every *.parquet file below it, at any depth, and anything with glob
-// metacharacters is a glob. Below a directory, and among a glob's matches, names that
-// start with "." or "_" are skipped, files and directories alike, as Spark and pyarrow
-// do (_SUCCESS, _delta_log/, _temporary/, .part-0.parquet.crc); a glob whose last element
-// itself starts with one of those characters keeps them. Directories that a glob matches
+// metacharacters is a glob. Below a directory, and in a glob's matches (below its
+// wildcards), names that start with "." or "_" are skipped, files and directories alike,
+// as Spark and pyarrow do (_SUCCESS, _delta_log/, _temporary/, .part-0.parquet.crc),
+// unless the glob's own element there starts with that character. Directories that a glob matches
 // are skipped, so "data/*" works beside subfolders, and links to directories are not
 // followed inside a directory (no loops).
 //
@@ -33,13 +33,12 @@ func listFiles(pattern string) (files []string, root string, err error) {
 		if err != nil {
 			return nil, "", &Error{Op: "open", Path: pattern, RowGroup: -1, Err: fmt.Errorf("bad glob: %w", err)}
 		}
-		keepHidden := hidden(filepath.Base(pattern))
+		root = globRoot(pattern)
 		for _, p := range m {
-			if keepHidden || !hidden(filepath.Base(p)) {
+			if !hiddenMatch(root, pattern, p) {
 				paths = append(paths, p)
 			}
 		}
-		root = globRoot(pattern)
 	} else {
 		st, err := os.Stat(pattern)
 		if err != nil {
@@ -104,6 +103,23 @@ func walkParquet(dir string) ([]string, error) {
 // hidden: a name that dataset listings leave out (".crc", "_SUCCESS", "_delta_log").
 func hidden(name string) bool {
 	return strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_")
+}
+
+// hiddenMatch says whether glob match p has a hidden name below root where pattern's
+// element does not ask for one.
+func hiddenMatch(root, pattern, p string) bool {
+	pe := strings.Split(filepath.Clean(pattern), string(filepath.Separator))
+	me := strings.Split(filepath.Clean(p), string(filepath.Separator))
+	skip := 0 // the elements of root, which every match starts with
+	if r := filepath.Clean(root); r != "." {
+		skip = len(strings.Split(r, string(filepath.Separator)))
+	}
+	for i := skip; i < len(me) && i < len(pe); i++ {
+		if hidden(me[i]) && !hidden(pe[i]) {
+			return true
+		}
+	}
+	return false
 }
 
 // globRoot is the folders of pattern before its first element with metacharacters.
