@@ -19,8 +19,11 @@ func inspectCommand(args []string, out, log io.Writer) error {
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: shmloader inspect DATASET [--row-groups]\n\n"+
 			"Prints a Parquet dataset's files, schema and totals from the footers alone.\n"+
-			"DATASET is a file, a directory of *.parquet files or a glob; a relative one is\n"+
-			"relative to the current directory (a dataset named help: ./help).\n\n")
+			"DATASET is a file, a directory (its *.parquet files at any depth, leaving out\n"+
+			"names that start with . or _) or a glob; a relative one is relative to the\n"+
+			"current directory (a dataset named help: ./help). The schema lists the fields\n"+
+			"of structs by their dotted paths and the partition columns of key=value\n"+
+			"folders, as outputs and the filter name them.\n\n")
 		fs.PrintDefaults()
 	}
 	// Flags may come before or after DATASET; the flag package stops at the first operand.
@@ -76,13 +79,35 @@ func printInspect(out io.Writer, d *dataset.Dataset, rowGroups bool) {
 	}
 	tw.Flush()
 
-	fmt.Fprintf(out, "\nschema (%d columns):\n", d.Schema.NumFields())
+	fmt.Fprintf(out, "\nschema (%d columns", d.Schema.NumFields())
+	if len(d.Partitions) > 0 {
+		fmt.Fprintf(out, ", the last %d from key=value folders", len(d.Partitions))
+	}
+	fmt.Fprintf(out, "):\n")
 	tw = tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "  COLUMN\tTYPE\tNULLABLE\n")
-	for _, f := range d.Schema.Fields() {
-		fmt.Fprintf(tw, "  %s\t%s\t%s\n", f.Name, f.Type, yesNo(f.Nullable))
+	for _, name := range d.ColumnNames() {
+		f, _ := d.Field(name)
+		// The last column is text, not a cell: pad its "no" by hand where a note follows.
+		switch {
+		case d.IsPartition(name):
+			fmt.Fprintf(tw, "  %s\t%s\t%-3s  partition: %s=... folders\n", name, f.Type, yesNo(f.Nullable), name)
+		case !d.Schema.HasField(name):
+			fmt.Fprintf(tw, "  %s\t%s\t%-3s  field of a struct\n", name, f.Type, yesNo(f.Nullable))
+		default:
+			fmt.Fprintf(tw, "  %s\t%s\t%s\n", name, f.Type, yesNo(f.Nullable))
+		}
 	}
 	tw.Flush()
+	var notes []string
+	for _, f := range d.Files {
+		for _, n := range f.Notes {
+			notes = append(notes, f.Path+": "+n)
+		}
+	}
+	if len(notes) > 0 {
+		fmt.Fprintf(out, "\nnotes:\n  %s\n", strings.Join(notes, "\n  "))
+	}
 
 	fmt.Fprintf(out, "\ntotals:\n")
 	tw = tabwriter.NewWriter(out, 0, 0, 1, ' ', 0)

@@ -1,8 +1,11 @@
-// Package dataset opens a Parquet dataset: it lists the files in sorted order, reads each
-// footer once, checks that every file has the same schema, and reads the columns of one
-// row group at a time. Every error names the file, and where it applies the row group
-// and the column. Importing it registers the Parquet LZ4 codec that arrow-go lacks
-// (lz4.go), so that every reader and writer of the program can use it.
+// Package dataset opens a Parquet dataset: it lists the files in sorted order (a
+// directory at any depth), reads each footer once, checks that every file has the same
+// columns and merges their types into one schema, adds the partition columns of
+// hive-style key=value folders, and reads the columns of one row group at a time, each
+// converted to the schema's type, fields of structs included. Every error names the
+// file, and where it applies the row group and the column. Importing it registers the
+// Parquet LZ4 codec that arrow-go lacks (lz4.go), so that every reader and writer of the
+// program can use it.
 package dataset
 
 import (
@@ -15,11 +18,14 @@ import (
 
 // Dataset is a set of Parquet files with one schema.
 type Dataset struct {
-	Pattern   string        // as given to Open
-	Files     []*File       // sorted by path
-	Schema    *arrow.Schema // the files' common Arrow schema
-	RowGroups []RowGroup    // every row group: files in order, then row groups in file order
-	Rows      int64         // total rows
+	Pattern string        // as given to Open
+	Files   []*File       // sorted by path
+	Schema  *arrow.Schema // the files' merged Arrow schema, then the partition columns
+	// Partitions are the columns of the key=value folders, in folder order, also the
+	// last fields of Schema; nil when the files sit in no such folders.
+	Partitions []arrow.Field
+	RowGroups  []RowGroup // every row group: files in order, then row groups in file order
+	Rows       int64      // total rows
 }
 
 // File is one Parquet file and its footer, read once by Open.
@@ -33,9 +39,14 @@ type File struct {
 	// still gets another identity.
 	ChangeTime int64
 	Meta       *metadata.FileMetaData
+	// Notes say what of the footer was read otherwise than written: columns of a logical
+	// type this reader does not know, read by their physical type (`shmloader inspect`
+	// shows them).
+	Notes []string
 
-	sums       []uint32 // chunk CRCs from the footer (ChecksumKey), nil when absent
-	footerHash uint64   // FNV-1a of base name, size and raw footer, for Fingerprint
+	sums       []uint32    // chunk CRCs from the footer (ChecksumKey), nil when absent
+	footerHash uint64      // FNV-1a of base name, size and raw footer, for Fingerprint
+	part       []partValue // the values of Dataset.Partitions
 }
 
 // RowGroup is one row group of one file.

@@ -21,7 +21,7 @@ var (
 	ErrCorrupt = pages.ErrCorrupt
 	// ErrChecksum: bytes read do not match a page CRC or a chunk checksum of the footer.
 	ErrChecksum = errors.New("checksum mismatch")
-	// ErrNoColumn: no top-level column has this name.
+	// ErrNoColumn: no column has this name (top-level, dotted path or partition).
 	ErrNoColumn = errors.New("no such column")
 	// ErrRowGroup: the row group index is out of range.
 	ErrRowGroup = errors.New("row group out of range")
@@ -32,7 +32,7 @@ type Error struct {
 	Op       string // "open", "read", "stats"
 	Path     string // the file, or the pattern when no single file is at fault
 	RowGroup int    // row group index within the file; -1 when not about one row group
-	Column   string // top-level column name; "" when not about one column
+	Column   string // column name (a dotted path for a field of a struct); "" when not about one column
 	Err      error
 }
 

@@ -57,14 +57,24 @@ func readFile(path string, index int) (f *File, err error) {
 		return fail(fmt.Errorf("read footer: %w", err))
 	}
 	meta, err := parseFooter(raw)
+	var notes []string
 	if err != nil {
-		return fail(err)
+		// A newer writer's logical type panics arrow-go: read such columns by their
+		// physical type, as pyarrow does, and keep the file.
+		fixed, n, serr := sanitizeFooter(raw)
+		if serr != nil || len(n) == 0 {
+			return fail(err)
+		}
+		if meta, err = parseFooter(fixed); err != nil {
+			return fail(err)
+		}
+		notes = n
 	}
 	meta.SetSourceFileSize(size)
 	if err := checkChunkRanges(meta, size); err != nil {
 		return fail(err)
 	}
-	f = &File{Path: path, Index: index, Size: size, ModTime: st.ModTime().UnixNano(), ChangeTime: changeTime(st), Meta: meta}
+	f = &File{Path: path, Index: index, Size: size, ModTime: st.ModTime().UnixNano(), ChangeTime: changeTime(st), Meta: meta, Notes: notes}
 	if f.sums, err = parseChecksums(meta); err != nil {
 		return fail(err)
 	}

@@ -2,6 +2,7 @@ package dataset
 
 import (
 	"encoding/binary"
+	"fmt"
 	"hash/fnv"
 	"strings"
 
@@ -10,10 +11,12 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 )
 
-// Open lists the files of pattern (a file, a directory of *.parquet files, or a glob),
-// reads every footer once and checks that all files share the first file's schema.
+// Open lists the files of pattern (a file, a directory with *.parquet files at any
+// depth, or a glob), reads every footer once, checks that all files have the first
+// file's columns and merges their types (schema.go), and adds the partition columns of
+// key=value folders (partition.go).
 func Open(pattern string) (*Dataset, error) {
-	paths, err := listFiles(pattern)
+	paths, root, err := listFiles(pattern)
 	if err != nil {
 		return nil, err
 	}
@@ -27,6 +30,7 @@ func Open(pattern string) (*Dataset, error) {
 		if err != nil {
 			return nil, &Error{Op: "open", Path: p, RowGroup: -1, Err: err}
 		}
+		sc = canonicalSchema(sc)
 		if i == 0 {
 			d.Schema = sc
 		} else if d.Schema, err = mergeSchema(d.Schema, d.Files[0].Path, sc, p); err != nil {
@@ -34,6 +38,9 @@ func Open(pattern string) (*Dataset, error) {
 		}
 		d.Files = append(d.Files, f)
 		d.addRowGroups(f)
+	}
+	if err := d.setPartitions(root); err != nil {
+		return nil, err
 	}
 	if d.Rows == 0 {
 		return nil, &Error{Op: "open", Path: pattern, RowGroup: -1, Err: kindf(ErrNoRows, "%d file(s), no rows", len(d.Files))}
@@ -72,24 +79,6 @@ func (d *Dataset) addRowGroups(f *File) {
 	}
 }
 
-// Field returns the top-level field of that name.
-func (d *Dataset) Field(name string) (arrow.Field, bool) {
-	fs, ok := d.Schema.FieldsByName(name)
-	if !ok || len(fs) == 0 {
-		return arrow.Field{}, false
-	}
-	return fs[0], true
-}
-
-// ColumnNames returns the top-level field names in schema order.
-func (d *Dataset) ColumnNames() []string {
-	names := make([]string, d.Schema.NumFields())
-	for i, f := range d.Schema.Fields() {
-		names[i] = f.Name
-	}
-	return names
-}
-
 // Fingerprint is a stable hash of the dataset's content as the footers describe it: each
 // file's base name, size and raw footer bytes, in file order. Any rewrite changes sizes,
 // offsets or statistics in the footer, and files from `shmloader gen` also carry a CRC of
@@ -101,6 +90,9 @@ func (d *Dataset) Fingerprint() uint64 {
 	for _, f := range d.Files {
 		binary.LittleEndian.PutUint64(b[:], f.footerHash)
 		h.Write(b[:])
+		for k, v := range f.part {
+			fmt.Fprintf(h, "%s=%t:%s\x00", d.Partitions[k].Name, v.null, v.text)
+		}
 	}
 	return h.Sum64()
 }

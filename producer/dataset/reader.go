@@ -15,6 +15,7 @@ import (
 // Reader decodes row groups of one file into Arrow arrays. A Reader is used by one
 // goroutine at a time; open one Reader per goroutine to read a file concurrently.
 type Reader struct {
+	ds     *Dataset
 	file   *File
 	src    *checkedFile
 	ar     *pqarrow.FileReader
@@ -47,7 +48,7 @@ func (d *Dataset) OpenReader(f *File) (r *Reader, err error) {
 	for i, sf := range ar.Manifest.Fields {
 		fields[sf.Field.Name] = i
 	}
-	return &Reader{file: f, src: src, ar: ar, fields: fields}, nil
+	return &Reader{ds: d, file: f, src: src, ar: ar, fields: fields}, nil
 }
 
 func newReader(src *checkedFile, f *File, props *parquet.ReaderProperties) (ar *pqarrow.FileReader, err error) {
@@ -63,10 +64,13 @@ func newReader(src *checkedFile, f *File, props *parquet.ReaderProperties) (ar *
 // File is the file this Reader reads.
 func (r *Reader) File() *File { return r.file }
 
-// ReadRowGroup decodes the given top-level columns of row group index (its index within
-// the file, RowGroup.Index) and returns one Chunked per column in the order asked. Only
-// those columns' chunks are read; a list column reads its leaf. The caller releases the
-// result. Every chunk is verified against the checksums the file has before it is decoded.
+// ReadRowGroup decodes the given columns of row group index (its index within the file,
+// RowGroup.Index) and returns one Chunked per column in the order asked, of the
+// dataset's type for that column (Dataset.Field): a top-level column, a field of a
+// struct by its dotted path, or a partition column (its file's value on every row).
+// Only those columns' chunks are read; a list column reads its leaf, a struct's field
+// the leaves below it. The caller releases the result. Every chunk is verified against
+// the checksums the file has before it is decoded.
 func (r *Reader) ReadRowGroup(ctx context.Context, index int, columns []string) ([]*arrow.Chunked, error) {
 	meta := r.file.Meta
 	if index < 0 || index >= len(meta.RowGroups) {
@@ -94,20 +98,40 @@ func (r *Reader) ReadRowGroup(ctx context.Context, index int, columns []string) 
 }
 
 func (r *Reader) readColumn(ctx context.Context, rg int, name string) (*arrow.Chunked, error) {
-	fi, ok := r.fields[name]
+	want, ok := r.ds.Field(name)
 	if !ok {
 		return nil, ErrNoColumn
 	}
-	if r.file.Meta.RowGroups[rg].NumRows == 0 {
+	rows := r.file.Meta.RowGroups[rg].NumRows
+	if a, ok, err := r.ds.Constant(r.file, name, int(rows)); ok {
+		if err != nil {
+			return nil, err
+		}
+		defer a.Release()
+		return arrow.NewChunked(a.DataType(), []arrow.Array{a}), nil
+	}
+	path, _ := lookupPath(r.ds.Schema.Fields(), name)
+	names := pathNames(r.ds.Schema.Fields(), path)
+	fi, ok := r.fields[names[0]]
+	if !ok {
+		return nil, ErrNoColumn
+	}
+	if rows == 0 {
 		// Nothing to decode, and arrow-go writes such chunks with no valid offset.
-		b := array.NewBuilder(pool, r.ar.Manifest.Fields[fi].Field.Type)
+		b := array.NewBuilder(pool, want.Type)
 		defer b.Release()
 		a := b.NewArray()
 		defer a.Release()
 		return arrow.NewChunked(a.DataType(), []arrow.Array{a}), nil
 	}
+	sf := &r.ar.Manifest.Fields[fi]
+	for _, n := range names[1:] {
+		if sf = childNamed(sf, n); sf == nil {
+			return nil, ErrNoColumn
+		}
+	}
 	leaves := map[int]bool{}
-	collectLeaves(&r.ar.Manifest.Fields[fi], leaves)
+	collectLeaves(sf, leaves)
 	ncols := r.file.Meta.Schema.NumColumns()
 	r.src.expect, r.src.failed = r.src.expect[:0], nil
 	for leaf := range leaves {
@@ -134,8 +158,24 @@ func (r *Reader) readColumn(ctx context.Context, rg int, name string) (*arrow.Ch
 	if err == nil {
 		err = r.src.unverified()
 	}
-	if err == nil && int64(col.Len()) != r.file.Meta.RowGroups[rg].NumRows {
-		err = kindf(ErrCorrupt, "decoded %d rows, the footer says %d", col.Len(), r.file.Meta.RowGroups[rg].NumRows)
+	if err == nil && int64(col.Len()) != rows {
+		err = kindf(ErrCorrupt, "decoded %d rows, the footer says %d", col.Len(), rows)
+	}
+	for _, n := range names[1:] {
+		if err != nil {
+			break
+		}
+		var child *arrow.Chunked
+		child, err = structChild(col, n)
+		col.Release()
+		col = child
+	}
+	if err == nil {
+		var conv *arrow.Chunked
+		if conv, err = conformChunked(col, want.Type); err == nil {
+			col.Release()
+			col = conv
+		}
 	}
 	if err != nil {
 		if col != nil {
@@ -144,6 +184,16 @@ func (r *Reader) readColumn(ctx context.Context, rg int, name string) (*arrow.Ch
 		return nil, err
 	}
 	return col, nil
+}
+
+// childNamed is the child of f named name, nil if none.
+func childNamed(f *pqarrow.SchemaField, name string) *pqarrow.SchemaField {
+	for i := range f.Children {
+		if f.Children[i].Field.Name == name {
+			return &f.Children[i]
+		}
+	}
+	return nil
 }
 
 func (r *Reader) decode(ctx context.Context, fi int, leaves map[int]bool, rg int) (col *arrow.Chunked, err error) {

@@ -5,9 +5,11 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/metadata"
 )
 
-// Stats returns what the footer says about a top-level primitive column in one row group:
-// the row count always, the null count and min/max when the writer recorded them (and
-// arrow-go trusts that writer's statistics). Columns of other types get KindNone.
+// Stats returns what the footer says about a primitive column (top-level, or a field of
+// a struct by its dotted path) in one row group: the row count always, the null count
+// and min/max when the writer recorded them (and arrow-go trusts that writer's
+// statistics). Columns of other types get KindNone. A partition column's statistics
+// are exact, its file's value: min and max equal, no nulls or only nulls.
 func (d *Dataset) Stats(rg RowGroup, column string) (st Stats, err error) {
 	fail := func(err error) (Stats, error) {
 		return Stats{}, &Error{Op: "stats", Path: rg.File.Path, RowGroup: rg.Index, Column: column, Err: err}
@@ -25,7 +27,10 @@ func (d *Dataset) Stats(rg RowGroup, column string) (st Stats, err error) {
 	}
 	st = Stats{Rows: rg.File.Meta.RowGroups[rg.Index].NumRows}
 	kind := statKind(field.Type)
-	// Only a top-level primitive column is one leaf whose path is its name.
+	if k, ok := d.partition(column); ok {
+		return partitionStats(st, rg.File.part[k], kind), nil
+	}
+	// Only a primitive column is one leaf whose path is its (dotted) name.
 	leaf := rg.File.Meta.Schema.ColumnIndexByName(column)
 	if leaf < 0 {
 		return st, nil
@@ -92,4 +97,25 @@ func statKind(t arrow.DataType) StatKind {
 		return KindString
 	}
 	return KindNone
+}
+
+// partitionStats are the statistics of a row group of st.Rows rows whose column holds
+// the file's partition value v everywhere.
+func partitionStats(st Stats, v partValue, kind StatKind) Stats {
+	st.HasNullCount = true
+	if v.null {
+		st.NullCount = st.Rows
+		return st
+	}
+	st.HasMinMax, st.Kind = true, kind
+	switch kind {
+	case KindInt:
+		st.MinI, st.MaxI = int64(v.i32), int64(v.i32)
+		st.MinF, st.MaxF = float64(v.i32), float64(v.i32)
+	case KindString:
+		st.MinS, st.MaxS = v.text, v.text
+	default:
+		st.HasMinMax, st.Kind = false, KindNone
+	}
+	return st
 }

@@ -56,6 +56,7 @@ func (c *checkedFile) ReadAt(p []byte, off int64) (int, error) {
 		if err := verifyPages(p, int(e.n), e.codec, e.total); err != nil {
 			return 0, c.fail(err)
 		}
+		dropEmptyPages(p, int(e.n))
 		e.verified = true
 	}
 	return n, err

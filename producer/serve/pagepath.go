@@ -6,6 +6,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/shmloader/shmloader/producer/dataset"
+	"github.com/shmloader/shmloader/producer/pages"
 	"github.com/shmloader/shmloader/producer/transform"
 )
 
@@ -15,10 +16,14 @@ type pageWork struct {
 	state  []transform.PageState
 	buf    []byte
 	leaves map[*dataset.File][][]dataset.Leaf // per output, its columns' leaves; nil: not all flat
+	// consts are, per file and output, the values of its partition columns (arrays of
+	// one value; nil for the other columns, whose leaves have Index -1 there).
+	consts map[*dataset.File][][]arrow.Array
 }
 
 func newPageWork(outputs int) *pageWork {
-	return &pageWork{state: make([]transform.PageState, outputs), leaves: map[*dataset.File][][]dataset.Leaf{}}
+	return &pageWork{state: make([]transform.PageState, outputs), leaves: map[*dataset.File][][]dataset.Leaf{},
+		consts: map[*dataset.File][][]arrow.Array{}}
 }
 
 // pagePlan says which outputs of row group rg are read from pages (the rest go through
@@ -29,20 +34,7 @@ func (s *source) pagePlan(pw *pageWork, rg dataset.RowGroup) [][]dataset.Leaf {
 	}
 	byOut, ok := pw.leaves[rg.File]
 	if !ok {
-		byOut = make([][]dataset.Leaf, len(s.outputs))
-		for o, out := range s.outputs {
-			ls := make([]dataset.Leaf, 0, len(s.outCols[o]))
-			for j, c := range s.outCols[o] {
-				l, ok := rg.File.Leaf(s.columns[c])
-				if !ok || l.MaxRep > 0 || !out.ReadsPages(j, l.Type, l.TypeLen) {
-					ls = nil
-					break
-				}
-				ls = append(ls, l)
-			}
-			byOut[o] = ls
-		}
-		pw.leaves[rg.File] = byOut
+		byOut = s.fileLeaves(pw, rg.File)
 	}
 	plan := make([][]dataset.Leaf, len(s.outputs))
 	for o, ls := range byOut {
@@ -51,7 +43,7 @@ func (s *source) pagePlan(pw *pageWork, rg dataset.RowGroup) [][]dataset.Leaf {
 		}
 		readable := true
 		for _, l := range ls {
-			if rg.File.PagesReadable(rg.Index, l) != nil {
+			if l.Index >= 0 && rg.File.PagesReadable(rg.Index, l) != nil {
 				readable = false
 				break
 			}
@@ -61,6 +53,41 @@ func (s *source) pagePlan(pw *pageWork, rg dataset.RowGroup) [][]dataset.Leaf {
 		}
 	}
 	return plan
+}
+
+// fileLeaves finds, per output, the leaves of its columns in file f, or nil where some
+// column is not flat or not of a type the page path reads; a partition column gets
+// Index -1 and its value in pw.consts.
+func (s *source) fileLeaves(pw *pageWork, f *dataset.File) [][]dataset.Leaf {
+	byOut := make([][]dataset.Leaf, len(s.outputs))
+	consts := make([][]arrow.Array, len(s.outputs))
+	for o, out := range s.outputs {
+		ls := make([]dataset.Leaf, 0, len(s.outCols[o]))
+		for j, c := range s.outCols[o] {
+			name := s.columns[c]
+			if a, ok, err := s.ds.Constant(f, name, 1); ok {
+				if err != nil || !out.ReadsConst(j, a.DataType()) {
+					ls = nil
+					break
+				}
+				if consts[o] == nil {
+					consts[o] = make([]arrow.Array, len(s.outCols[o]))
+				}
+				consts[o][j] = a
+				ls = append(ls, dataset.Leaf{Index: -1})
+				continue
+			}
+			l, ok := f.Leaf(name)
+			if !ok || l.MaxRep > 0 || !out.ReadsPages(j, l.Type, l.TypeLen) {
+				ls = nil
+				break
+			}
+			ls = append(ls, l)
+		}
+		byOut[o] = ls
+	}
+	pw.leaves[f], pw.consts[f] = byOut, consts
+	return byOut
 }
 
 // arrowColumns is the columns to read through arrow-go: the filter's and those of the
@@ -82,12 +109,35 @@ func (s *source) arrowColumns(plan [][]dataset.Leaf) []bool {
 
 // applyPages writes output o of rg from its chunks' pages.
 func (s *source) applyPages(pw *pageWork, r *dataset.Reader, rg dataset.RowGroup, o int, ls []dataset.Leaf, sel []int32, d transform.Dest) error {
-	chunks, buf, err := r.ReadChunks(rg.Index, ls, pw.buf)
+	consts := pw.consts[rg.File][o]
+	if consts == nil {
+		chunks, buf, err := r.ReadChunks(rg.Index, ls, pw.buf)
+		pw.buf = buf
+		if err != nil {
+			return err
+		}
+		return s.outputs[o].ApplyPages(&pw.state[o], chunks, int(rg.Rows), sel, d)
+	}
+	// Partition columns have no chunks: read the others', then put them in place.
+	read := make([]dataset.Leaf, 0, len(ls))
+	for _, l := range ls {
+		if l.Index >= 0 {
+			read = append(read, l)
+		}
+	}
+	got, buf, err := r.ReadChunks(rg.Index, read, pw.buf)
 	pw.buf = buf
 	if err != nil {
 		return err
 	}
-	return s.outputs[o].ApplyPages(&pw.state[o], chunks, int(rg.Rows), sel, d)
+	chunks := make([]pages.Chunk, len(ls))
+	for j, k := 0, 0; j < len(ls); j++ {
+		if ls[j].Index >= 0 {
+			chunks[j] = got[k]
+			k++
+		}
+	}
+	return s.outputs[o].ApplyPagesConst(&pw.state[o], chunks, consts, int(rg.Rows), sel, d)
 }
 
 // readArrow reads the columns marked in need (the others stay nil).

@@ -74,8 +74,8 @@ func newSource(ds *dataset.Dataset, cfg *config.Config) (*source, error) {
 		s.tensors = append(s.tensors, out.Tensors()...)
 	}
 	fields := map[string]arrow.Field{}
-	for _, f := range ds.Schema.Fields() {
-		fields[f.Name] = f
+	for _, n := range names {
+		fields[n], _ = ds.Field(n)
 	}
 	flt, err := filter.Compile(cfg.Filter, fields)
 	if err != nil {

@@ -278,6 +278,10 @@ type PageState struct {
 // column must be one ReadsPages accepts. All of each chunk is decoded and checked
 // (Decoder.Finish), selected rows or not.
 func (o *Output) ApplyPages(st *PageState, chunks []pages.Chunk, rows int, sel []int32, dst Dest) error {
+	return o.applyPages(st, chunks, nil, rows, sel, dst)
+}
+
+func (o *Output) applyPages(st *PageState, chunks []pages.Chunk, consts []arrow.Array, rows int, sel []int32, dst Dest) error {
 	if len(chunks) != len(o.cols) {
 		return fmt.Errorf("output %q: %d columns given, want %d", o.name, len(chunks), len(o.cols))
 	}
@@ -292,6 +296,14 @@ func (o *Output) ApplyPages(st *PageState, chunks []pages.Chunk, rows int, sel [
 	st.srcs = st.srcs[:0]
 	for j, c := range chunks {
 		p, s := &st.cols[j], &o.cols[j].src
+		if consts != nil && consts[j] != nil {
+			src, err := newConstSource(&o.cols[j], consts[j])
+			if err != nil {
+				return fmt.Errorf("output %q, column %q: %w", o.name, s.name, err)
+			}
+			st.srcs = append(st.srcs, src)
+			continue
+		}
 		if err := st.decs[j].Reset(c); err != nil {
 			return fmt.Errorf("output %q, column %q: %w", o.name, s.name, err)
 		}
@@ -304,6 +316,9 @@ func (o *Output) ApplyPages(st *PageState, chunks []pages.Chunk, rows int, sel [
 		return err
 	}
 	for j := range chunks {
+		if consts != nil && consts[j] != nil {
+			continue
+		}
 		if err := st.cols[j].finish(); err != nil {
 			return fmt.Errorf("output %q, column %q: %w", o.name, o.cols[j].src.name, err)
 		}
