@@ -1,3 +1,8 @@
+// The race detector drops sync.Pool items at random, so allocation counts are only
+// meaningful without it.
+
+//go:build !race
+
 package serve
 
 import (
