@@ -20,7 +20,6 @@ type Reader struct {
 	src    *checkedFile
 	ar     *pqarrow.FileReader
 	fields map[string]int // top-level name -> field index in this file's schema
-	mm     mapped         // the file mapped for ReadChunks
 }
 
 // OpenReader opens f for reading. It reuses f.Meta, so the footer is not parsed again.
@@ -220,7 +219,6 @@ func collectLeaves(f *pqarrow.SchemaField, leaves map[int]bool) {
 
 // Close closes the file.
 func (r *Reader) Close() error {
-	r.mm.unmap()
 	if err := r.src.f.Close(); err != nil {
 		return &Error{Op: "close", Path: r.file.Path, RowGroup: -1, Err: err}
 	}

@@ -83,7 +83,6 @@ func countPages(t *testing.T, r *dataset.Reader, rg dataset.RowGroup) int {
 			data = data[h.Size+h.Compressed:]
 		}
 	}
-	r.Release()
 	return n
 }
 

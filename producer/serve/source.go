@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"hash/fnv"
 	"os"
-	"runtime/debug"
 
 	"github.com/apache/arrow-go/v18/arrow"
 
@@ -158,18 +157,7 @@ func (s *source) countKept(ctx context.Context, r *dataset.Reader, rg dataset.Ro
 // layout l: tensor t of kept row k at dst[k*l.stride+l.off[t]]. want is the kept-row
 // count the plan was made with. Outputs whose columns are flat go straight from the
 // pages into dst (pageWork); the rest, and the filter's columns, through arrow-go.
-func (s *source) decode(ctx context.Context, pw *pageWork, r *dataset.Reader, rg dataset.RowGroup, want int64, dst []byte, l *rowLayout) (err error) {
-	defer r.Release()
-	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	defer func() {
-		if p := recover(); p != nil {
-			if _, fault := p.(interface{ Addr() uintptr }); !fault {
-				panic(p)
-			}
-			err = &dataset.Error{Op: "read", Path: rg.File.Path, RowGroup: rg.Index,
-				Err: fmt.Errorf("%w: the file changed while it was read (%v)", dataset.ErrCorrupt, p)}
-		}
-	}()
+func (s *source) decode(ctx context.Context, pw *pageWork, r *dataset.Reader, rg dataset.RowGroup, want int64, dst []byte, l *rowLayout) error {
 	plan := s.pagePlan(pw, rg)
 	cols, err := readArrow(ctx, r, rg, s.columns, s.arrowColumns(plan))
 	if err != nil {
