@@ -2,10 +2,12 @@ package serve
 
 import "golang.org/x/sys/unix"
 
-// bufferSet maps one window's buffers as a single anonymous region and asks for
-// transparent huge pages on it: the gathers read rows of a window at random, and with
-// 4 KiB pages nearly every row is a TLB miss (windows are tens of MB). The kernel
-// gives huge pages only where it can; the buffers work either way.
+// bufferSet maps buffers as a single anonymous region. It does not ask for transparent
+// huge pages, though the gathers read a block's rows at random and 4 KiB pages make
+// nearly every row a TLB miss: on the machine the benchmarks run on, first writes to
+// fresh huge pages cost so much system time that a cold epoch was 1.2-1.7x slower with
+// MADV_HUGEPAGE (4 pairs of 1-epoch runs of the bench work: 0.54-0.77 against 0.85-0.95
+// M rows/s, 0.71-1.05 against 0.34-0.46 s of system time), and 3 epochs were no faster.
 func bufferSet(sizes []int64) ([][]byte, []byte, error) {
 	var total int64
 	for _, n := range sizes {
@@ -15,7 +17,6 @@ func bufferSet(sizes []int64) ([][]byte, []byte, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	unix.Madvise(mem, unix.MADV_HUGEPAGE)
 	bufs := make([][]byte, len(sizes))
 	var off int64
 	for i, n := range sizes {
