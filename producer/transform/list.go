@@ -27,7 +27,7 @@ func newListChunk[O int32 | int64](all []O, off, rows int, v validity, elems arr
 	if int64(offs[rows]) > int64(elems.Len()) {
 		return nil, fmt.Errorf("list offsets end at %d, past %d elements", offs[rows], elems.Len())
 	}
-	elem, err := newReader(elems, 0)
+	elem, err := newReader(elems, 0, decInfo{})
 	if err != nil {
 		return nil, fmt.Errorf("list elements: %w", err)
 	}
