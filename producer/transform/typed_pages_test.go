@@ -646,3 +646,45 @@ func TestInt96DictionaryPages(t *testing.T) {
 		}
 	}
 }
+
+// TestDate64Pages: a date64 column (pqarrow never infers one from a file, but a schema
+// may name it) reads DATE pages as arrow-go's transferDate64 does: days × 86400000.
+func TestDate64Pages(t *testing.T) {
+	path := writeTyped(t, t.TempDir(), "d.parquet", parquet.NewWriterProperties(parquet.WithMaxRowGroupLength(1000)), pqarrow.DefaultWriterProps())
+	ds, err := dataset.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	days, err := bothPaths(t, path, config.Output{Columns: []string{"d32"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := Compile(config.Output{Name: "o"}, []arrow.Field{{Name: "d32", Type: arrow.FixedWidthTypes.Date64}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []int64
+	var st PageState
+	for _, rg := range ds.RowGroups {
+		r, err := ds.OpenReader(rg.File)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l, _ := rg.File.Leaf("d32")
+		chunks, _, err := r.ReadChunks(rg.Index, []dataset.Leaf{l}, nil)
+		r.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := Dest{Bufs: [][]byte{make([]byte, 8*rg.Rows)}, Stride: []int{8}}
+		if err := out.ApplyPages(&st, chunks, int(rg.Rows), nil, d); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, ints64(d.Bufs[0])...)
+	}
+	want := ints64(days)
+	for i := range want {
+		want[i] *= 86_400_000
+	}
+	sameInts(t, "date64", got, want)
+}

@@ -1,14 +1,15 @@
-"""Timestamp, date, time and decimal columns through `shmloader serve`, against pyarrow.
+"""Timestamp, date, time, decimal and dictionary columns through `shmloader serve`.
 
 Two datasets are written here with pyarrow, each as two files of two row groups, the
 first file dictionary-encoded and the second not: one with timestamps of every unit with
 and without a time zone, dates, times of day and decimals of several precisions and
-scales (stored as FIXED_LEN_BYTE_ARRAY), and one written with
+scales (stored as FIXED_LEN_BYTE_ARRAY) and a dictionary of strings, and one written with
 ``use_deprecated_int96_timestamps`` and ``store_decimal_as_integer`` (INT96 timestamps,
 INT32 and INT64 decimals). Each is served twice, by the page decoder (the default) and
 by arrow-go (SHMLOADER_DECODER=arrow), which must give the same bytes; the tensors are
-then compared value by value with pyarrow.compute on the same arrays, and the decimals
-with Python's float(Decimal). The semantics are those of producer/transform/doc.go.
+then compared value by value with Python's datetime and zoneinfo (the tz database pandas
+reads), with pyarrow.compute where its zones hold (1900 to 2037), and the decimals with
+Python's float(Decimal). The semantics are those of producer/transform/doc.go.
 """
 
 from __future__ import annotations
@@ -110,6 +111,8 @@ def main_table() -> pa.Table:
         cols[name] = pa.array(decimals(p, s, rng), pa.decimal128(p, s))
     for name, (p, s) in DEC256.items():
         cols[name] = pa.array(decimals(p, s, rng), pa.decimal256(p, s))
+    cats = with_nulls([f"c{int(v)}" for v in rng.integers(0, 5, ROWS)], 4, 1)
+    cols["cat"] = pa.array(cats, pa.string()).dictionary_encode()  # a pandas categorical
     return pa.table(cols)
 
 
@@ -150,6 +153,7 @@ def main_outputs() -> dict[str, Any]:
         "dec_f": {"columns": DECS, "dtype": "float64"},
         "dec_unscaled": {"columns": DECS, "transforms": [{"decimal": "unscaled"}]},
         "dec_s20": {"columns": DECS, "transforms": [{"decimal": {"scale": 20}}]},
+        "cat": {"columns": "cat", "transforms": [{"fill_null": "?"}, {"hash_bucket": 1000}]},
         "id": "id",
     }  # fmt: skip
     for unit in ("ms", "us", "ns"):
@@ -474,3 +478,9 @@ def test_integer_stored_decimals(int96):
     table, res = int96
     check(res, "dec_f", stack(table, list(DECIMALS), dec_float), "float64")
     check(res, "dec_unscaled", stack(table, list(DECIMALS), lambda a: dec_int(a, 0)), "int64")
+
+
+def test_dictionary_strings_hash_as_their_values(main):
+    table, res = main
+    values = ["?" if v is None else v for v in table.column("cat").to_pylist()]
+    check(res, "cat", servekit.hash_bucket_column(values, 1000), "int64")
