@@ -69,7 +69,9 @@ const (
 	OpLog1p      = "log1p"
 	OpBucketize  = "bucketize"
 	OpHashBucket = "hash_bucket"
-	OpPad        = "pad" // list pad/truncate to Length, adds tensor "<name>_len"
+	OpPad        = "pad"      // list pad/truncate to Length, adds tensor "<name>_len"
+	OpDatetime   = "datetime" // a timestamp, date or time column's Part; first step only
+	OpDecimal    = "decimal"  // a decimal column as an int64 at Scale; first step only
 )
 
 // Transform is one declared step, applied column at a time in order.
@@ -84,6 +86,10 @@ type Transform struct {
 	HashSeed   uint64    // hash_bucket: salt; default 0
 	Length     int       // pad: fixed list length (>= 1)
 	PadValue   float64   // pad: value of missing elements; default 0
+	Part       string    // datetime: one of DatetimeParts
+	TZ         string    // datetime: IANA zone or ±HH:MM the parts are taken in; "" = the column's
+	Unscaled   bool      // decimal: the stored integer, at the column's own scale
+	Scale      int       // decimal: the integer value × 10^Scale, when not Unscaled
 	// The clip bounds and pad value as written: exact for integers beyond 2^53.
 	MinExact, MaxExact, PadExact Scalar
 	Line                         int

@@ -40,6 +40,9 @@ var keyFields = map[string][]string{
 	tk("hash_bucket.seed"): {"Transform.HashSeed"},
 	tk("pad"):              {"Transform.Op", "Transform.Length"}, tk("pad.length"): {"Transform.Length"},
 	tk("pad.value"): {"Transform.PadValue", "Transform.PadExact"},
+	tk("datetime"):  {"Transform.Op", "Transform.Part"}, tk("datetime.part"): {"Transform.Part"},
+	tk("datetime.tz"): {"Transform.TZ"},
+	tk("decimal"):     {"Transform.Op", "Transform.Unscaled"}, tk("decimal.scale"): {"Transform.Scale"},
 }
 
 func tk(s string) string { return "outputs.*.transforms[]." + s }

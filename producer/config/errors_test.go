@@ -99,6 +99,17 @@ var parseErrors = []struct{ name, yaml, want string }{
 	{"pad value", tr("- pad: {length: 4, value: x}"), `t.yaml:5: outputs.a.transforms[0].pad.value: want a number, got the string "x"`},
 	{"pad twice", tr("- pad: 4\n      - pad: 8"), `t.yaml:6: outputs.a.transforms[1].pad: pad given twice (first at line 5)`},
 	{"pad name taken", "outputs:\n  a: {columns: x, transforms: [pad: 4]}\n  a_len: y\n", `t.yaml:3: outputs.a_len: name taken by the length tensor of output "a"`},
+	{"datetime part", tr("- datetime: hours"), `t.yaml:5: outputs.a.transforms[0].datetime: unknown part "hours" (did you mean "hour"?)`},
+	{"datetime no part", tr("- datetime: {tz: UTC}"), `t.yaml:5: outputs.a.transforms[0].datetime: part "": want one of`},
+	{"datetime tz", tr("- datetime:\n          part: hour\n          tz: Mars/Olympus"), `t.yaml:7: outputs.a.transforms[0].datetime.tz: unknown time zone "Mars/Olympus"`},
+	{"datetime tz local", tr("- datetime: {part: day, tz: Local}"), `t.yaml:5: outputs.a.transforms[0].datetime.tz: time zone "Local" would depend on the host`},
+	{"datetime tz offset", tr("- datetime: {part: day, tz: \"+24:00\"}"), `t.yaml:5: outputs.a.transforms[0].datetime.tz: time zone offset "+24:00"`},
+	{"datetime not first", tr("- fill_null: 0\n      - datetime: hour"), `t.yaml:6: outputs.a.transforms[1].datetime: datetime must be the first step`},
+	{"datetime bare", tr("- datetime"), "t.yaml:5: outputs.a.transforms[0].datetime: needs arguments, e.g. `datetime: hour`"},
+	{"decimal word", tr("- decimal: scaled"), "t.yaml:5: outputs.a.transforms[0].decimal: want `unscaled` or {scale: N}, got the string \"scaled\""},
+	{"decimal no scale", tr("- decimal: {}"), "t.yaml:5: outputs.a.transforms[0].decimal: needs scale"},
+	{"decimal scale", tr("- decimal: {scale: 77}"), `t.yaml:5: outputs.a.transforms[0].decimal.scale: must be in 0..76, got 77`},
+	{"decimal not first", tr("- clip: {min: 0}\n      - decimal: unscaled"), `t.yaml:6: outputs.a.transforms[1].decimal: decimal must be the first step`},
 	{"pad name long", "outputs:\n  " + strings.Repeat("n", 45) + ": {columns: x, transforms: [pad: 4]}\n", `t.yaml:2: outputs.nnnn`},
 }
 

@@ -78,6 +78,13 @@ func transformText(t *Transform) string {
 		return fmt.Sprintf("pad length=%d value=%s", t.Length, scalarText(t.PadExact))
 	case OpLog1p:
 		return "log1p"
+	case OpDatetime:
+		return fmt.Sprintf("datetime part=%q tz=%q", t.Part, t.TZ)
+	case OpDecimal:
+		if t.Unscaled {
+			return "decimal unscaled"
+		}
+		return fmt.Sprintf("decimal scale=%d", t.Scale)
 	}
 	return fmt.Sprintf("%q", t.Op)
 }

@@ -61,6 +61,8 @@ func TestShorthands(t *testing.T) {
 		{"- hash_bucket: 9", "- hash_bucket: {buckets: 9, seed: 0}"},
 		{"- pad: 16", "- pad: {length: 16, value: 0}"},
 		{"- normalize: {mean: 0}", "- normalize: {mean: [0], std: 1}"},
+		{"- datetime: hour", "- datetime: {part: hour}"},
+		{"- datetime: day", "- datetime: {part: day, tz: \"\"}"},
 	}
 	for _, p := range pairs {
 		a, b := mustParse(t, tr(p[0])), mustParse(t, tr(p[1]))
@@ -89,6 +91,25 @@ func TestTransformValues(t *testing.T) {
 	}
 	if !ts[3].Fill.IsStr || ts[3].Fill.Str != "7" {
 		t.Errorf("quoted \"7\" must stay a string: %+v", ts[3].Fill)
+	}
+}
+
+func TestTimeAndDecimalSteps(t *testing.T) {
+	c := mustParse(t, "outputs:\n  a: {columns: t, transforms: [datetime: {part: day_of_week, tz: \"-03:30\"}, cast: int8]}\n"+
+		"  b: {columns: d, transforms: [decimal: unscaled]}\n  c: {columns: d, transforms: [decimal: {scale: 4}]}\n")
+	if ts := c.Outputs[0].Transforms; ts[0].Op != OpDatetime || ts[0].Part != "day_of_week" || ts[0].TZ != "-03:30" || ts[1].DType != "int8" {
+		t.Errorf("datetime: %+v", ts)
+	}
+	if b, d := c.Outputs[1].Transforms[0], c.Outputs[2].Transforms[0]; !b.Unscaled || d.Unscaled || d.Scale != 4 {
+		t.Errorf("decimal: %+v %+v", b, d)
+	}
+	texts := map[string]bool{}
+	for _, src := range []string{"- datetime: hour", "- datetime: {part: hour, tz: UTC}", "- datetime: minute",
+		"- decimal: unscaled", "- decimal: {scale: 0}", "- decimal: {scale: 2}"} {
+		texts[string(mustParse(t, tr(src)).HashInput())] = true
+	}
+	if len(texts) != 6 {
+		t.Errorf("distinct steps share a config hash: %d distinct of 6", len(texts))
 	}
 }
 

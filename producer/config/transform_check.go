@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"math"
+	"slices"
 )
 
 // MaxPadLength bounds pad's length: a row's list becomes that many elements of the slot.
@@ -47,6 +48,17 @@ func (t *Transform) problem() (key, msg string) {
 		}
 		if !finite(t.PadValue) {
 			return "value", fmt.Sprintf("value must be finite, got %v", t.PadValue)
+		}
+	case OpDatetime:
+		if !slices.Contains(DatetimeParts, t.Part) {
+			return "part", fmt.Sprintf("part %q: want one of %v", t.Part, DatetimeParts)
+		}
+		if _, err := LoadZone(t.TZ); err != nil {
+			return "tz", err.Error()
+		}
+	case OpDecimal:
+		if !t.Unscaled && (t.Scale < 0 || t.Scale > MaxDecimalScale) {
+			return "scale", fmt.Sprintf("scale must be in 0..%d, got %d", MaxDecimalScale, t.Scale)
 		}
 	default:
 		return "", fmt.Sprintf("unknown transform %q (want one of %v)", t.Op, Ops)

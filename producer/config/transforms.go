@@ -1,11 +1,13 @@
 package config
 
 import (
+	"slices"
+
 	"go.yaml.in/yaml/v3"
 )
 
 // Ops lists the transform ops in the order of default.yaml.
-var Ops = []string{OpCast, OpFillNull, OpNormalize, OpClip, OpLog1p, OpBucketize, OpHashBucket, OpPad}
+var Ops = []string{OpCast, OpFillNull, OpNormalize, OpClip, OpLog1p, OpBucketize, OpHashBucket, OpPad, OpDatetime, OpDecimal}
 
 // transforms reads a list of steps. A step is a mapping of exactly one op to its
 // arguments ("- clip: {min: 0}"), or a bare op that takes none ("- log1p").
@@ -54,6 +56,9 @@ func (d *decoder) transforms(n *yaml.Node, path string) ([]Transform, error) {
 			}
 			return d.fail(at, p, "%s", msg)
 		}
+		if len(out) > 0 && firstOnly(t.Op) {
+			return d.fail(op, p, "%s must be the first step: it reads the column's stored values", t.Op)
+		}
 		for _, prev := range out {
 			if prev.Op == OpPad && t.Op == OpPad {
 				return d.fail(op, p, "pad given twice (first at line %d)", prev.Line)
@@ -79,6 +84,21 @@ var example = map[string]string{
 	OpCast: "`cast: int32`", OpFillNull: "`fill_null: 0`", OpNormalize: "`normalize: {mean: 0, std: 1}`",
 	OpClip: "`clip: {min: -5, max: 5}`", OpLog1p: "`log1p`", OpBucketize: "`bucketize: [-1, 0, 1]`",
 	OpHashBucket: "`hash_bucket: 1000`", OpPad: "`pad: {length: 16}`",
+	OpDatetime: "`datetime: hour`", OpDecimal: "`decimal: unscaled`",
+}
+
+// firstOnly says whether op reads a column's stored values (a timestamp's, a decimal's)
+// and so must be an output's first step.
+func firstOnly(op string) bool { return op == OpDatetime || op == OpDecimal }
+
+// hasKey says whether mapping n has key k.
+func hasKey(n *yaml.Node, k string) bool {
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == k {
+			return true
+		}
+	}
+	return false
 }
 
 // args reads the arguments of t.Op from n: a mapping of named arguments, or for most
@@ -168,6 +188,49 @@ func (d *decoder) args(t *Transform, n *yaml.Node, p string) error {
 				t.PadValue, t.PadExact = v.Num, v
 				return err
 			}}})
+	case OpDatetime:
+		part := func(n *yaml.Node, p string) error {
+			s, err := d.str(n, p)
+			if err == nil && !slices.Contains(DatetimeParts, s) {
+				err = d.fail(n, p, "unknown part %q%s (want one of %v)", s, didYouMean(s, DatetimeParts), DatetimeParts)
+			}
+			t.Part = s
+			return err
+		}
+		if short {
+			return part(n, p)
+		}
+		return d.fields(n, p, []field{{"part", part},
+			{"tz", func(n *yaml.Node, p string) error {
+				s, err := d.str(n, p)
+				if err == nil {
+					if _, zerr := LoadZone(s); zerr != nil {
+						err = d.fail(n, p, "%v", zerr)
+					}
+				}
+				t.TZ = s
+				return err
+			}}})
+	case OpDecimal:
+		if short {
+			s, err := d.str(n, p)
+			if err == nil && s != "unscaled" {
+				err = d.fail(n, p, "want `unscaled` or {scale: N}, got %s", describe(n))
+			}
+			t.Unscaled = true
+			return err
+		}
+		if !hasKey(n, "scale") {
+			return d.fail(n, p, "needs scale: want `unscaled` or {scale: N}")
+		}
+		return d.fields(n, p, []field{{"scale", func(n *yaml.Node, p string) error {
+			v, err := d.integer(n, p)
+			if err == nil && (v < 0 || v > MaxDecimalScale) {
+				err = d.fail(n, p, "must be in 0..%d, got %d", MaxDecimalScale, v)
+			}
+			t.Scale = int(v)
+			return err
+		}}})
 	}
 	return nil
 }

@@ -91,7 +91,11 @@ func (c *Config) checkOutputs() error {
 		}
 		for j := range o.Transforms {
 			t := &o.Transforms[j]
-			if key, msg := t.problem(); msg != "" {
+			key, msg := t.problem()
+			if msg == "" && j > 0 && firstOnly(t.Op) {
+				msg = t.Op + " must be the first step: it reads the column's stored values"
+			}
+			if msg != "" {
 				p := transformPath(path, j, t.Op)
 				line := c.Lines[p]
 				if l, ok := c.Lines[join(p, key)]; ok && key != "" {

@@ -95,6 +95,16 @@ func TestValidateInCode(t *testing.T) {
 			c.Outputs[0].Transforms = []Transform{{Op: OpLog1p}, {Op: OpNormalize, Mean: []float64{0}, Std: []float64{-1}}}
 		}, "outputs.x.transforms[1].normalize: std must be > 0, got -1"},
 		{"op", func(c *Config) { c.Outputs[0].Transforms = []Transform{{Op: "sqrt"}} }, `outputs.x.transforms[0].sqrt: unknown transform "sqrt"`},
+		{"datetime part", func(c *Config) { c.Outputs[0].Transforms = []Transform{{Op: OpDatetime, Part: "week"}} },
+			`outputs.x.transforms[0].datetime: part "week": want one of`},
+		{"datetime tz", func(c *Config) { c.Outputs[0].Transforms = []Transform{{Op: OpDatetime, Part: "hour", TZ: "Nowhere"}} },
+			`outputs.x.transforms[0].datetime: unknown time zone "Nowhere"`},
+		{"datetime second", func(c *Config) {
+			c.Outputs[0].Transforms = []Transform{{Op: OpLog1p}, {Op: OpDatetime, Part: "hour"}}
+		}, `outputs.x.transforms[1].datetime: datetime must be the first step`},
+		{"decimal scale", func(c *Config) { c.Outputs[0].Transforms = []Transform{{Op: OpDecimal, Scale: -1}} },
+			`outputs.x.transforms[0].decimal: scale must be in 0..76, got -1`},
+		{"decimal ok", func(c *Config) { c.Outputs[0].Transforms = []Transform{{Op: OpDecimal, Unscaled: true}} }, ""},
 		{"predicate", func(c *Config) { c.Filter = []Predicate{{Column: "a", Op: PredIn}} }, `filter[0]: op "in" needs at least one of values`},
 		{"too many", func(c *Config) {
 			for i := range 300 {

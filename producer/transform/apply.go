@@ -170,7 +170,7 @@ func (r *colReader) open(s *source, c *arrow.Chunked, pad int) error {
 		if !s.sameType(ch.DataType()) {
 			return fmt.Errorf("chunk %d is %s, compiled for %s", i, ch.DataType(), s.typ)
 		}
-		cr, err := newReader(ch, pad)
+		cr, err := newReader(ch, pad, s.dec)
 		if err != nil {
 			return fmt.Errorf("chunk %d: %w", i, err)
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/shmloader/shmloader/producer/config"
@@ -151,4 +152,29 @@ func BenchmarkTransposeFloor(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(rows), "ns/row")
+}
+
+// BenchmarkApplyDatetime: calendar parts of spread ms timestamps in UTC (arithmetic
+// only) and in a zone with DST (offsets cached per DST period), and decimals as floats.
+func BenchmarkApplyDatetime(b *testing.B) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	rows := benchRows()
+	ts := array.NewTimestampBuilder(memory.DefaultAllocator, &arrow.TimestampType{Unit: arrow.Millisecond})
+	dec := array.NewDecimal128Builder(memory.DefaultAllocator, &arrow.Decimal128Type{Precision: 38, Scale: 18})
+	for range rows {
+		ts.Append(arrow.Timestamp(1.6e12 + rng.Int64N(1e11)))
+		dec.Append(decimal128.FromI64(rng.Int64()))
+	}
+	col := func(name string, a arrow.Array) ([]arrow.Field, []*arrow.Chunked) {
+		return []arrow.Field{{Name: name, Type: a.DataType()}}, []*arrow.Chunked{arrow.NewChunked(a.DataType(), []arrow.Array{a})}
+	}
+	tf, tc := col("t", ts.NewArray())
+	for _, c := range []struct{ name, part, tz string }{{"hour", "hour", ""}, {"day_of_year", "day_of_year", ""},
+		{"day_of_year_NY", "day_of_year", "America/New_York"}, {"unix_seconds", "unix_seconds", ""}} {
+		b.Run(c.name, func(b *testing.B) {
+			benchApply(b, config.Output{Name: "x", Transforms: []config.Transform{{Op: config.OpDatetime, Part: c.part, TZ: c.tz}}}, tf, tc, nil)
+		})
+	}
+	df, dc := col("d", dec.NewArray())
+	b.Run("decimal128_float", func(b *testing.B) { benchApply(b, config.Output{Name: "x", DType: "float64"}, df, dc, nil) })
 }

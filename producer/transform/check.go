@@ -32,7 +32,7 @@ func (c *compiler) checkSteps() error {
 				return c.errf(i, nil, "%v", err)
 			}
 			c.lastCast = c.dtypes[i]
-		case config.OpFillNull, config.OpLog1p:
+		case config.OpFillNull, config.OpLog1p, config.OpDatetime, config.OpDecimal:
 		case config.OpNormalize:
 			err = c.checkNormalize(i, t)
 		case config.OpClip:

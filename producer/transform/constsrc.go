@@ -24,7 +24,7 @@ func newConstSource(c *colPlan, a arrow.Array) (*constSource, error) {
 	if c.src.list || !c.src.sameType(a.DataType()) {
 		return nil, fmt.Errorf("constant is %s, compiled for %s", a.DataType(), c.src.typ)
 	}
-	r, err := newReader(a, 0)
+	r, err := newReader(a, 0, c.src.dec)
 	if err != nil {
 		return nil, err
 	}

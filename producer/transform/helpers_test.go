@@ -7,6 +7,8 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
+	"github.com/apache/arrow-go/v18/arrow/decimal256"
 	"github.com/apache/arrow-go/v18/arrow/float16"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
@@ -34,8 +36,11 @@ func mk(name string, t arrow.DataType, chunks ...[]any) col {
 }
 
 func i64(v any) int64 {
-	if u, ok := v.(uint64); ok {
-		return int64(u)
+	switch v := v.(type) {
+	case uint64:
+		return int64(v)
+	case int64:
+		return v
 	}
 	return int64(v.(int))
 }
@@ -76,6 +81,32 @@ func appendAny(b array.Builder, v any) {
 		b.Append(v.(string))
 	case *array.BinaryBuilder:
 		b.Append([]byte(v.(string)))
+	case *array.TimestampBuilder:
+		b.Append(arrow.Timestamp(i64(v)))
+	case *array.Date32Builder:
+		b.Append(arrow.Date32(i64(v)))
+	case *array.Date64Builder:
+		b.Append(arrow.Date64(i64(v)))
+	case *array.Time32Builder:
+		b.Append(arrow.Time32(i64(v)))
+	case *array.Time64Builder:
+		b.Append(arrow.Time64(i64(v)))
+	case *array.Decimal128Builder:
+		if n, ok := v.(decimal128.Num); ok {
+			b.Append(n)
+		} else {
+			b.Append(decimal128.FromI64(i64(v)))
+		}
+	case *array.Decimal256Builder:
+		if n, ok := v.(decimal256.Num); ok {
+			b.Append(n)
+		} else {
+			b.Append(decimal256.FromI64(i64(v)))
+		}
+	case *array.BinaryDictionaryBuilder:
+		if err := b.AppendString(v.(string)); err != nil {
+			panic(err)
+		}
 	case *array.ListBuilder:
 		b.Append(true)
 		for _, e := range v.([]any) {

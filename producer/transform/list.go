@@ -28,7 +28,7 @@ func newListChunk[O int32 | int64](all []O, off, rows int, v validity, elems arr
 	if int64(offs[rows]) > int64(elems.Len()) {
 		return nil, fmt.Errorf("list offsets end at %d, past %d elements", offs[rows], elems.Len())
 	}
-	elem, err := newReader(elems, 0)
+	elem, err := newReader(elems, 0, decInfo{})
 	if err != nil {
 		return nil, fmt.Errorf("list elements: %w", err)
 	}
@@ -91,7 +91,7 @@ func newFixedListChunk(a *array.FixedSizeList, v validity, n int) (chunkReader, 
 	if d < 1 || a.ListValues().Len() < (off+rows)*d {
 		return nil, fmt.Errorf("fixed_size_list of %d rows of %d needs %d elements, has %d", rows, d, (off+rows)*d, a.ListValues().Len())
 	}
-	elem, err := newReader(a.ListValues(), 0)
+	elem, err := newReader(a.ListValues(), 0, decInfo{})
 	if err != nil {
 		return nil, fmt.Errorf("list elements: %w", err)
 	}

@@ -29,6 +29,7 @@ const (
 	opHash                   // int → FNV-1a bucket
 	opPadF                   // absent list positions → f
 	opPadI                   // absent list positions → i
+	opDatetime               // time counts → a part (tm)
 )
 
 type op struct {
@@ -40,6 +41,7 @@ type op struct {
 	bounds   []float64
 	buckets  uint64
 	seed     uint64 // FNV-1a state after the seed bytes
+	tm       *timeOp
 }
 
 // run applies o to the first n values of w.
@@ -130,6 +132,8 @@ func (o *op) run(w *work, n int) {
 		for k, v := range iv {
 			iv[k] = int64(fnvInt(seed, uint64(v)) % n)
 		}
+	case opDatetime:
+		o.tm.run(w, n)
 	}
 }
 

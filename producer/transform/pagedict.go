@@ -14,6 +14,7 @@ type pageDict struct {
 	n          int
 	raw, final work
 	idx        []uint32 // the block's entries, per position
+	bad        bool     // some entry is one arrow-go refuses (stBad in raw): pageSource.checkRun
 }
 
 // load (re)makes the dictionary's entries when the decoder has loaded another one.
@@ -28,6 +29,10 @@ func (d *pageDict) load(p *pageSource) error {
 	d.raw.hash = p.plan.hash
 	if n > 0 {
 		p.put(&d.raw, v, 0, n, 0, nil, 0)
+	}
+	d.bad = false
+	for _, x := range d.raw.st[:n] {
+		d.bad = d.bad || x == stBad
 	}
 	// The null entry, as put makes a null row.
 	d.raw.f[n], d.raw.i[n], d.raw.st[n] = 0, 0, stNull

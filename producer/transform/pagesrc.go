@@ -1,7 +1,9 @@
 package transform
 
 import (
+	"encoding/binary"
 	"fmt"
+	"math"
 	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -15,19 +17,25 @@ import (
 type conv uint8
 
 const (
-	cvNone conv = iota
-	cvI32       // INT32 → int32 (and the narrower ints below, which it holds in range)
-	cvI8        // INT32 → int8
-	cvI16       // INT32 → int16
-	cvU8        // INT32 → uint8
-	cvU16       // INT32 → uint16
-	cvU32       // INT32 → uint32
-	cvI64       // INT64 → int64, or uint64's bits
-	cvF32       // FLOAT
-	cvF64       // DOUBLE
-	cvF16       // FIXED_LEN_BYTE_ARRAY(2) → float16
-	cvBool      // BOOLEAN
-	cvStr       // BYTE_ARRAY → string or binary (hashed as read)
+	cvNone   conv = iota
+	cvI32         // INT32 → int32 (and the narrower ints below, which it holds in range)
+	cvI8          // INT32 → int8
+	cvI16         // INT32 → int16
+	cvU8          // INT32 → uint8
+	cvU16         // INT32 → uint16
+	cvU32         // INT32 → uint32
+	cvI64         // INT64 → int64, or uint64's bits
+	cvF32         // FLOAT
+	cvF64         // DOUBLE
+	cvF16         // FIXED_LEN_BYTE_ARRAY(2) → float16
+	cvBool        // BOOLEAN
+	cvStr         // BYTE_ARRAY → string or binary (hashed as read)
+	cvDate64      // INT32 days → date64 ms
+	cvI96         // INT96 → timestamp ns
+	cvDecI32      // INT32 → decimal
+	cvDecI64      // INT64 → decimal
+	cvDec128      // FIXED_LEN_BYTE_ARRAY or BYTE_ARRAY, big-endian → decimal128
+	cvDec256      // the same → decimal256
 )
 
 // convFor is the conversion from physical type p (of width typeLen) to the column's
@@ -37,6 +45,41 @@ func convFor(s *source, p parquet.Type, typeLen int) conv {
 		return cvNone
 	}
 	switch s.typ.ID() {
+	case arrow.DATE32, arrow.TIME32:
+		if p == parquet.Types.Int32 {
+			return cvI32
+		}
+	case arrow.DATE64:
+		if p == parquet.Types.Int32 {
+			return cvDate64
+		}
+	case arrow.TIME64:
+		if p == parquet.Types.Int64 {
+			return cvI64
+		}
+	case arrow.TIMESTAMP:
+		switch {
+		case p == parquet.Types.Int64:
+			return cvI64
+		case p == parquet.Types.Int96 && s.tm.unit == 1:
+			return cvI96
+		}
+	case arrow.DECIMAL128, arrow.DECIMAL256:
+		switch {
+		case p == parquet.Types.Int32:
+			return cvDecI32
+		case p == parquet.Types.Int64:
+			return cvDecI64
+		case p != parquet.Types.ByteArray && p != parquet.Types.FixedLenByteArray:
+		case s.typ.ID() == arrow.DECIMAL128:
+			return cvDec128
+		default:
+			return cvDec256
+		}
+	case arrow.DICTIONARY:
+		if s.dict && p == parquet.Types.ByteArray {
+			return cvStr
+		}
 	case arrow.INT8, arrow.INT16, arrow.INT32, arrow.UINT8, arrow.UINT16, arrow.UINT32:
 		if p != parquet.Types.Int32 {
 			return cvNone
@@ -117,6 +160,53 @@ func (p *pageSource) fetch(r int) error {
 		if _, err := p.dec.Read(min(blockValues, p.rows-p.base), &p.v); err != nil {
 			return err
 		}
+		if p.conv == cvI96 || p.conv == cvDec128 || p.conv == cvDec256 {
+			if err := p.checkRun(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// checkRun fails on a value of the held run that arrow-go refuses to read, whether a
+// block asks for its row or not: arrow-go converts every value of a chunk. A dictionary
+// entry fails only when a row uses it, as with arrow-go, which converts the rows.
+func (p *pageSource) checkRun() error {
+	v := &p.v
+	if v.Dict {
+		if err := p.dict.load(p); err != nil || !p.dict.bad {
+			return err
+		}
+		for k, x := range v.Idx[:v.N] {
+			if (!v.HasNull || v.Null[k] == 0) && p.dict.raw.st[x] == stBad {
+				dv, _ := p.dec.Dictionary()
+				return fmt.Errorf("row %d: %w", p.base+k, p.valueErr(dv, int(x)))
+			}
+		}
+		return nil
+	}
+	for k := range v.N {
+		if !v.HasNull || v.Null[k] == 0 {
+			if err := p.valueErr(v, k); err != nil {
+				return fmt.Errorf("row %d: %w", p.base+k, err)
+			}
+		}
+	}
+	return nil
+}
+
+// valueErr says why arrow-go would refuse value k of v, nil when it reads it.
+func (p *pageSource) valueErr(v *pages.Values, k int) error {
+	switch p.conv {
+	case cvI96:
+		if _, ok := int96ToNanos(v.I96[k]); !ok {
+			return fmt.Errorf("INT96 timestamp %x is outside the int64 nanoseconds from 1970 (or its nanoseconds of the day pass a day)", v.I96[k][:])
+		}
+	case cvDec128:
+		return decimalBytes(len(v.Bin[k]), 16)
+	case cvDec256:
+		return decimalBytes(len(v.Bin[k]), 32)
 	}
 	return nil
 }
@@ -225,8 +315,111 @@ func (p *pageSource) put(w *work, v *pages.Values, at, n, lo int, idx []int32, b
 		})
 	case cvStr:
 		return p.putStrings(w, v, at, from, n, idx, nulls)
+	case cvDate64:
+		toInts(ii, v.I32, from, idx, func(x int32) int64 { return int64(x) * 86400000 })
+	case cvI96:
+		toInts(ii, v.I96, from, idx, int96Nanos)
+		return p.checkInt96(w, v, at, from, n, idx) || nulls
+	case cvDecI32, cvDecI64, cvDec128, cvDec256:
+		return p.putDecimals(w, v, at, from, n, idx) || nulls
 	}
 	return nulls
+}
+
+// int96Nanos is an INT96 timestamp (nanoseconds of the day, then the Julian day) as
+// nanoseconds since 1970, as arrow-go's Int96.ToTimestamp computes it; ok is false
+// where that fails (checkInt96 reports those values).
+func int96Nanos(x pages.Int96) int64 {
+	v, _ := int96ToNanos(x)
+	return v
+}
+
+func int96ToNanos(x pages.Int96) (int64, bool) {
+	const julianUnixEpoch = 2440588
+	nanos := binary.LittleEndian.Uint64(x[:8])
+	if nanos >= uint64(nsPerDay) {
+		return 0, false
+	}
+	days := int64(binary.LittleEndian.Uint32(x[8:])) - julianUnixEpoch
+	maxDays := int64(math.MaxInt64) / nsPerDay
+	if days > maxDays || days == maxDays && int64(nanos) > math.MaxInt64%nsPerDay {
+		return 0, false
+	}
+	minDays := int64(math.MinInt64) / nsPerDay
+	minNanos := nsPerDay + math.MinInt64%nsPerDay
+	if days < minDays {
+		if days != minDays-1 || int64(nanos) < minNanos {
+			return 0, false
+		}
+		return math.MinInt64 + int64(nanos) - minNanos, true
+	}
+	return days*nsPerDay + int64(nanos), true
+}
+
+// checkInt96 marks the valid rows whose INT96 value arrow-go refuses (stBad), and
+// reports whether there is one.
+func (p *pageSource) checkInt96(w *work, v *pages.Values, at, from, n int, idx []int32) bool {
+	bad := false
+	for i := range n {
+		r := from + i
+		if idx != nil {
+			r = int(idx[i]) - from
+		}
+		if w.st[at+i] == stValid && p.valueErr(v, r) != nil {
+			w.st[at+i], bad = stBad, true
+		}
+	}
+	return bad
+}
+
+// putDecimals converts decimals as the column is read (decInfo) and reports whether a
+// valid row held a value arrow-go refuses (marked stBad).
+func (p *pageSource) putDecimals(w *work, v *pages.Values, at, from, n int, idx []int32) bool {
+	dec := &p.plan.src.dec
+	most := 16
+	if p.conv == cvDec256 {
+		most = 32
+	}
+	var buf [4]uint64
+	bad := false
+	for i := range n {
+		r := from + i
+		if idx != nil {
+			r = int(idx[i]) - from
+		}
+		switch p.conv {
+		case cvDecI32:
+			dec.putInt64(w, at+i, int64(v.I32[r]))
+		case cvDecI64:
+			dec.putInt64(w, at+i, v.I64[r])
+		default:
+			b := v.Bin[r]
+			if w.st[at+i] != stValid {
+				w.i[at+i], w.f[at+i] = 0, 0
+				continue
+			}
+			if decimalBytes(len(b), most) != nil {
+				w.st[at+i], bad = stBad, true
+				continue
+			}
+			if len(b) <= 8 {
+				dec.putInt64(w, at+i, beInt64(b))
+			} else {
+				dec.put(w, at+i, beWords(b, &buf))
+			}
+		}
+	}
+	return bad
+}
+
+// beInt64 is a big-endian two's complement integer of 1 to 8 bytes.
+func beInt64(b []byte) int64 {
+	var v uint64
+	for _, c := range b {
+		v = v<<8 | uint64(c)
+	}
+	sh := 64 - 8*uint(len(b))
+	return int64(v<<sh) >> sh
 }
 
 // putStrings hashes strings as strChunk does: fill_null's string first, nulls stay 0.

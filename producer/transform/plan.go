@@ -3,6 +3,8 @@ package transform
 import (
 	"fmt"
 	"math"
+	"slices"
+	"time"
 
 	"github.com/shmloader/shmloader/producer/config"
 	"github.com/shmloader/shmloader/ring"
@@ -24,12 +26,43 @@ func (c *compiler) column(s source, col int) (colPlan, error) {
 		k = kFloat
 	}
 	var fillStr *string
+	rawTime := s.tm.class != tcNone // no datetime step yet
 	for i, t := range c.o.Transforms {
 		fail := func(format string, args ...any) error { return c.errf(i, &s, format, args...) }
 		if k == kString && t.Op != config.OpFillNull && t.Op != config.OpHashBucket {
 			return p, fail("a string column takes only fill_null and hash_bucket until it is hashed")
 		}
+		if rawTime && t.Op != config.OpDatetime {
+			return p, fail("a %s column takes datetime as its first step (such as `datetime: unix_seconds` or `datetime: hour`), then the others; with no steps it is written as its int64 %s",
+				s.tm.class, unitName(s.tm.unit))
+		}
 		switch t.Op {
+		case config.OpDatetime:
+			if !rawTime {
+				return p, fail("datetime takes timestamp, date and time columns as its first step")
+			}
+			o, err := c.datetime(i, t, &s)
+			if err != nil {
+				return p, err
+			}
+			emit(o)
+			k, rawTime = kInt, false
+			if o.tm.part == pUnixSeconds {
+				k = kFloat
+			}
+		case config.OpDecimal:
+			if !s.dec.ok || i > 0 {
+				return p, fail("decimal takes decimal columns as their first step")
+			}
+			shift := int32(t.Scale) - s.dec.scale
+			if t.Unscaled {
+				shift = 0
+			}
+			if shift < 0 {
+				return p, fail("scale %d is below the column's %d: digits would be lost (read the float value instead: no decimal step)", t.Scale, s.dec.scale)
+			}
+			p.src.dec.asInt, p.src.dec.shift = true, shift
+			k = kInt
 		case config.OpCast:
 			d := c.dtypes[i]
 			switch {
@@ -113,6 +146,34 @@ func (c *compiler) column(s source, col int) (colPlan, error) {
 	}
 	p.kind = k
 	return p, nil
+}
+
+// datetime compiles a datetime step for time column s.
+func (c *compiler) datetime(i int, t config.Transform, s *source) (op, error) {
+	fail := func(format string, args ...any) error { return c.errf(i, s, format, args...) }
+	tm := &timeOp{part: part(slices.Index(config.DatetimeParts, t.Part)), unit: s.tm.unit}
+	switch {
+	case tm.part > pDayOfYear:
+		return op{}, fail("unknown part %q", t.Part)
+	case s.tm.class == tcTimeOfDay && tm.part.dated():
+		return op{}, fail("a time of day has no %s: it takes unix_* (since midnight), hour, minute and second", t.Part)
+	case s.tm.class != tcTimestamp && t.TZ != "":
+		return op{}, fail("a %s has no time zone: tz is for timestamps", s.tm.class)
+	}
+	zone := s.tm.zone
+	if t.TZ != "" {
+		zone = t.TZ
+	}
+	if tm.part.zoned() {
+		loc, err := config.LoadZone(zone)
+		if err != nil {
+			return op{}, fail("%v; name the zone with tz", err)
+		}
+		if loc != time.UTC {
+			tm.loc = loc
+		}
+	}
+	return op{code: opDatetime, tm: tm}, nil
 }
 
 // kindOf is the working kind of values cast to d.

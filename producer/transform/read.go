@@ -13,6 +13,7 @@ const (
 	stValid  = 0
 	stNull   = 1
 	stAbsent = 2 // past the end of a list, until pad
+	stBad    = 3 // pages: a value arrow-go refuses to read, an error if it is ever used
 )
 
 // work is one column's values for one block of rows, reused across blocks and calls.

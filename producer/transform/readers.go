@@ -5,12 +5,15 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/decimal"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
+	"github.com/apache/arrow-go/v18/arrow/decimal256"
 )
 
 // newReader checks chunk a enough that reading it cannot go out of bounds (bitmaps long
 // enough, offsets ascending and inside their buffers) and returns its reader; listLen
-// is the pad length of a list column.
-func newReader(a arrow.Array, listLen int) (chunkReader, error) {
+// is the pad length of a list column, dec how a decimal column is read.
+func newReader(a arrow.Array, listLen int, dec decInfo) (chunkReader, error) {
 	n := a.Len()
 	if n == 0 {
 		return nopChunk{}, nil
@@ -56,6 +59,38 @@ func newReader(a arrow.Array, listLen int) (chunkReader, error) {
 		return strChunk{binValues{a}, v}, ascending(a.ValueOffsets())
 	case *array.LargeBinary:
 		return strChunk{largeBinValues{a}, v}, ascending(a.ValueOffsets())
+	case *array.Timestamp:
+		return intChunk[arrow.Timestamp]{a.TimestampValues(), v}, nil
+	case *array.Date32:
+		return intChunk[arrow.Date32]{a.Date32Values(), v}, nil
+	case *array.Date64:
+		return intChunk[arrow.Date64]{a.Date64Values(), v}, nil
+	case *array.Time32:
+		return intChunk[arrow.Time32]{a.Time32Values(), v}, nil
+	case *array.Time64:
+		return intChunk[arrow.Time64]{a.Time64Values(), v}, nil
+	case *array.Decimal32:
+		return decChunk[decimal.Decimal32]{a.Values(), v, dec, func(x decimal.Decimal32, w *[4]uint64) []uint64 {
+			w[0] = uint64(int64(x))
+			return w[:1]
+		}}, nil
+	case *array.Decimal64:
+		return decChunk[decimal.Decimal64]{a.Values(), v, dec, func(x decimal.Decimal64, w *[4]uint64) []uint64 {
+			w[0] = uint64(int64(x))
+			return w[:1]
+		}}, nil
+	case *array.Decimal128:
+		return decChunk[decimal128.Num]{a.Values(), v, dec, func(x decimal128.Num, w *[4]uint64) []uint64 {
+			w[0], w[1] = x.LowBits(), uint64(x.HighBits())
+			return w[:2]
+		}}, nil
+	case *array.Decimal256:
+		return decChunk[decimal256.Num]{a.Values(), v, dec, func(x decimal256.Num, w *[4]uint64) []uint64 {
+			*w = x.Array()
+			return w[:]
+		}}, nil
+	case *array.Dictionary:
+		return newDictChunk(a, v)
 	case *array.List:
 		return newListChunk(a.Offsets(), a.Data().Offset(), n, v, a.ListValues(), listLen)
 	case *array.LargeList:
@@ -127,3 +162,71 @@ func (c strChunk) one(w *work, at, r int, nulls bool) {
 		w.i[at] = 0
 	}
 }
+
+// decChunk reads decimals as the column's decInfo says: floats, or scaled ints.
+type decChunk[T any] struct {
+	vals  []T
+	v     validity
+	dec   decInfo
+	words func(T, *[4]uint64) []uint64
+}
+
+func (c decChunk[T]) readRange(w *work, at, lo, hi int) bool {
+	var buf [4]uint64
+	for k, x := range c.vals[lo:hi] {
+		c.dec.put(w, at+k, c.words(x, &buf))
+	}
+	return c.v.rangeInto(w.st[at:at+hi-lo], lo)
+}
+
+func (c decChunk[T]) gather(w *work, at int, sel []int32, base int) bool {
+	var buf [4]uint64
+	for k, r := range sel {
+		c.dec.put(w, at+k, c.words(c.vals[int(r)-base], &buf))
+	}
+	return c.v.gatherInto(w.st[at:], sel, base)
+}
+
+// newDictChunk reads a dictionary of strings (a pandas categorical) as its values,
+// hashed as they are read. Its indices are checked against the dictionary first.
+func newDictChunk(a *array.Dictionary, v validity) (chunkReader, error) {
+	d := a.Dictionary()
+	var vals strValues
+	switch d := d.(type) {
+	case *array.String:
+		vals = d
+	case *array.LargeString:
+		vals = d
+	case *array.Binary:
+		vals = binValues{d}
+	case *array.LargeBinary:
+		vals = largeBinValues{d}
+	default:
+		return nil, fmt.Errorf("cannot read a dictionary of %s", d.DataType())
+	}
+	if d.NullN() > 0 {
+		return nil, fmt.Errorf("dictionary holds %d nulls", d.NullN())
+	}
+	if _, err := newReader(d, 0, decInfo{}); err != nil {
+		return nil, fmt.Errorf("dictionary: %w", err)
+	}
+	bufs, n := a.Data().Buffers(), a.Len()
+	width := a.Indices().DataType().(arrow.FixedWidthDataType).Bytes()
+	if len(bufs) < 2 || bufs[1] == nil || bufs[1].Len() < (a.Data().Offset()+n)*width {
+		return nil, fmt.Errorf("dictionary indices buffer too short for %d values", n)
+	}
+	for i := range n {
+		if x := a.GetValueIndex(i); (v.bm == nil || bit(v.bm, v.off+i) == 1) && (x < 0 || x >= d.Len()) {
+			return nil, fmt.Errorf("dictionary index %d of row %d outside the %d values", x, i, d.Len())
+		}
+	}
+	return strChunk{dictValues{a, vals}, v}, nil
+}
+
+// dictValues reads a dictionary's rows as its values.
+type dictValues struct {
+	a    *array.Dictionary
+	vals strValues
+}
+
+func (d dictValues) Value(i int) string { return d.vals.Value(d.a.GetValueIndex(i)) }
