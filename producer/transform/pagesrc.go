@@ -299,12 +299,26 @@ func (p *pageSource) put(w *work, v *pages.Values, at, n, lo int, idx []int32, b
 	case cvU32:
 		toInts(ii, v.I32, from, idx, func(x int32) int64 { return int64(uint32(x)) })
 	case cvI64:
+		if idx == nil {
+			copy(ii, v.I64[from:from+n])
+			break
+		}
 		toInts(ii, v.I64, from, idx, func(x int64) int64 { return x })
 	case cvBool:
 		toInts(ii, v.Bool, from, idx, func(x byte) int64 { return int64(x) })
 	case cvF32:
+		if idx == nil { // the hot case, without the call per value toInts makes
+			for i, x := range v.F32[from : from+n] {
+				fi[i] = float64(x)
+			}
+			break
+		}
 		toInts(fi, v.F32, from, idx, func(x float32) float64 { return float64(x) })
 	case cvF64:
+		if idx == nil {
+			copy(fi, v.F64[from:from+n])
+			break
+		}
 		toInts(fi, v.F64, from, idx, func(x float64) float64 { return x })
 	case cvF16:
 		toInts(fi, v.Bin, from, idx, func(x []byte) float64 {
