@@ -3,6 +3,7 @@ package transform
 import (
 	"encoding/binary"
 	"math"
+	"unsafe"
 
 	"github.com/shmloader/shmloader/ring"
 )
@@ -66,6 +67,18 @@ func (o *Output) bitsOf(w *work, k kind, bits []uint64, from int) {
 // float64, integers to an integer type of 4 or 8 bytes. It reports false for the rest.
 func (o *Output) writeFast(w *work, k kind, dst []byte, off, stride, from, nv int) bool {
 	st, nulls := w.st[from:from+nv], w.nulls
+	size := o.dtype.Size()
+	fast := k == kFloat && (o.dtype == ring.Float32 || o.dtype == ring.Float64) ||
+		k != kFloat && !isFloatDType(o.dtype) && (size == 4 || size == 8)
+	if !fast {
+		return false
+	}
+	if nv == 0 {
+		return true
+	}
+	// One bounds check for the block; the stores then go through p.
+	_ = dst[off+(nv-1)*stride+size-1]
+	p := unsafe.Pointer(unsafe.SliceData(dst))
 	switch {
 	case k == kFloat && o.dtype == ring.Float32:
 		for i, x := range w.f[from : from+nv] {
@@ -74,36 +87,34 @@ func (o *Output) writeFast(w *work, k kind, dst []byte, off, stride, from, nv in
 			if f != f || nulls && st[i] != stValid {
 				b = nanF32
 			}
-			binary.LittleEndian.PutUint32(dst[off:], b)
+			binary.LittleEndian.PutUint32((*[4]byte)(unsafe.Add(p, off))[:], b)
 			off += stride
 		}
-	case k == kFloat && o.dtype == ring.Float64:
+	case k == kFloat:
 		for i, x := range w.f[from : from+nv] {
 			b := math.Float64bits(x)
 			if x != x || nulls && st[i] != stValid {
 				b = nanF64
 			}
-			binary.LittleEndian.PutUint64(dst[off:], b)
+			binary.LittleEndian.PutUint64((*[8]byte)(unsafe.Add(p, off))[:], b)
 			off += stride
 		}
-	case k != kFloat && !isFloatDType(o.dtype) && o.dtype.Size() == 8:
+	case size == 8:
 		for i, x := range w.i[from : from+nv] {
 			if nulls && st[i] != stValid {
 				x = 0
 			}
-			binary.LittleEndian.PutUint64(dst[off:], uint64(x))
-			off += stride
-		}
-	case k != kFloat && !isFloatDType(o.dtype) && o.dtype.Size() == 4:
-		for i, x := range w.i[from : from+nv] {
-			if nulls && st[i] != stValid {
-				x = 0
-			}
-			binary.LittleEndian.PutUint32(dst[off:], uint32(x))
+			binary.LittleEndian.PutUint64((*[8]byte)(unsafe.Add(p, off))[:], uint64(x))
 			off += stride
 		}
 	default:
-		return false
+		for i, x := range w.i[from : from+nv] {
+			if nulls && st[i] != stValid {
+				x = 0
+			}
+			binary.LittleEndian.PutUint32((*[4]byte)(unsafe.Add(p, off))[:], uint32(x))
+			off += stride
+		}
 	}
 	return true
 }
