@@ -31,6 +31,9 @@ type Decoder struct {
 	// Indices makes Read yield dictionary-encoded pages as indices (Values.Dict) into
 	// Dictionary(), so a caller can transform each distinct value once.
 	Indices bool
+	// Raw lets Read yield a run of PLAIN INT32, INT64, FLOAT or DOUBLE values without
+	// nulls as their bytes in the page (Values.Raw), instead of copying them.
+	Raw bool
 
 	c     Chunk
 	typ   physical
@@ -157,7 +160,7 @@ func (d *Decoder) Read(n int, out *Values) (int, error) {
 	}
 	m := min(n, d.left)
 	out.grow(d.typ, m)
-	out.N, out.HasNull, out.Dict = m, false, d.dictEnc && d.Indices
+	out.N, out.HasNull, out.Dict, out.Raw = m, false, d.dictEnc && d.Indices, nil
 	valid := m
 	if d.c.MaxDef > 0 {
 		nulls, err := d.defs.readNulls(out.Null[:m], uint32(d.c.MaxDef), &d.levels)
@@ -434,7 +437,7 @@ func (d *Decoder) loadDict(h Header, raw []byte) error {
 	var pr plainReader
 	pr.reset(body, d.typ, d.c.TypeLen)
 	d.dict.grow(d.typ, h.NumValues)
-	if err := pr.read(d, &d.dict, h.NumValues); err != nil {
+	if err := pr.read(nil, &d.dict, h.NumValues); err != nil { // nil: never Raw
 		return corrupt("dictionary: %v", err)
 	}
 	if err := pr.finish(); err != nil {

@@ -20,7 +20,7 @@ func (p *plainReader) reset(b []byte, t physical, typeLen int) {
 	*p = plainReader{b: b, typ: t, typeLen: typeLen}
 }
 
-func (p *plainReader) read(_ *Decoder, out *Values, n int) error {
+func (p *plainReader) read(d *Decoder, out *Values, n int) error {
 	if p.typ == tBool {
 		if n > len(p.b)*8-p.bit {
 			return corrupt("PLAIN booleans: %d wanted, %d bits left", n, len(p.b)*8-p.bit)
@@ -54,6 +54,10 @@ func (p *plainReader) read(_ *Decoder, out *Values, n int) error {
 	src := p.b[p.pos : p.pos+n*w]
 	p.pos += n * w
 	if n == 0 {
+		return nil
+	}
+	if d != nil && d.Raw && !out.HasNull && p.typ != tInt96 && p.typ != tFixed {
+		out.Raw = src[:n*w:n*w]
 		return nil
 	}
 	switch p.typ {

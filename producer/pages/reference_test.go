@@ -421,6 +421,22 @@ func valueAt(t testing.TB, typ physical, v *Values, k int, dict *Values) cell {
 		}
 		v, k = dict, i
 	}
+	if v.Raw != nil {
+		if v.HasNull || len(v.Raw) != v.N*width(typ, 0) {
+			t.Fatalf("a raw run of %d bytes for %d rows of %v (nulls %v)", len(v.Raw), v.N, typ, v.HasNull)
+		}
+		switch typ {
+		case tInt32:
+			return int32(binary.LittleEndian.Uint32(v.Raw[4*k:]))
+		case tInt64:
+			return int64(binary.LittleEndian.Uint64(v.Raw[8*k:]))
+		case tFloat:
+			return math.Float32bits(math.Float32frombits(binary.LittleEndian.Uint32(v.Raw[4*k:])))
+		case tDouble:
+			return math.Float64bits(math.Float64frombits(binary.LittleEndian.Uint64(v.Raw[8*k:])))
+		}
+		t.Fatalf("a raw run of %v", typ)
+	}
 	switch typ {
 	case tBool:
 		if v.Bool[k] > 1 {
@@ -660,8 +676,8 @@ func checkFile(t *testing.T, f tfile, layout func(c tcol, rows int64, encs []Enc
 	if r.NumRowGroups() != len(f.rows) {
 		t.Fatalf("%d row groups, want %d", r.NumRowGroups(), len(f.rows))
 	}
-	var d, di Decoder
-	di.Indices = true
+	var d, di, dr Decoder
+	di.Indices, dr.Raw = true, true
 	for j, c := range f.cols {
 		if got := r.MetaData().Schema.Column(j).Path(); got != c.path() {
 			t.Fatalf("leaf %d is %s, want %s", j, got, c.path())
@@ -676,6 +692,8 @@ func checkFile(t *testing.T, f tfile, layout func(c tcol, rows int64, encs []Enc
 			what := fmt.Sprintf("%s, row group %d", c.path(), rg)
 			vals, _ := decodeAll(t, what, &d, ch, rg+j)
 			idx, n := decodeAll(t, what, &di, ch, rg+j+3)
+			raw, _ := decodeAll(t, what, &dr, ch, rg+j+5)
+			sameCells(t, what+": Raw against copied values", raw, vals)
 			got, gotIdx, dictRuns = append(got, vals...), append(gotIdx, idx...), dictRuns+n
 			refRG, err := reference(t, r, rg, j)
 			if err != nil {
@@ -708,8 +726,8 @@ func TestAgainstPqarrow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var d, di Decoder
-	di.Indices = true
+	var d, di, dr Decoder
+	di.Indices, dr.Raw = true, true
 	leaves := map[string]bool{}
 	for j := range r.MetaData().Schema.NumColumns() {
 		col := r.MetaData().Schema.Column(j)

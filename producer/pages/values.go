@@ -13,6 +13,9 @@ type Values struct {
 	HasNull bool   // some Null[k] is 1; Null is all 0 otherwise
 	Null    []byte // 1 for a null row
 	Dict    bool   // Idx holds dictionary indices instead of values (Decoder.Indices)
+	// Raw, when set, holds the run's values as stored (PLAIN, little-endian, no nulls;
+	// Decoder.Raw) in place of the typed slice; valid until the next Read.
+	Raw []byte
 
 	Idx  []uint32
 	Bool []byte // BOOLEAN: 0 or 1

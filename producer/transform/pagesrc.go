@@ -149,6 +149,7 @@ func (p *pageSource) open(c *colPlan, dec *pages.Decoder, t parquet.Type, typeLe
 	p.dec, p.plan, p.base, p.rows = dec, c, 0, rows
 	p.v.N = 0
 	dec.Indices = true
+	dec.Raw = p.conv >= cvI32 && p.conv <= cvF64 // the conversions putRaw makes
 	return nil
 }
 
@@ -285,6 +286,10 @@ func (p *pageSource) put(w *work, v *pages.Values, at, n, lo int, idx []int32, b
 		clear(st)
 	}
 	fi, ii := w.f[at:at+n], w.i[at:at+n]
+	if v.Raw != nil {
+		putRaw(p.conv, fi, ii, v.Raw, from, idx)
+		return nulls
+	}
 	switch p.conv {
 	case cvI32:
 		toInts(ii, v.I32, from, idx, func(x int32) int64 { return int64(x) })
@@ -454,6 +459,66 @@ func (p *pageSource) putStrings(w *work, v *pages.Values, at, from, n int, idx [
 		}
 	}
 	return nulls && !h.filled
+}
+
+// putRaw converts values stored as PLAIN bytes (Decoder.Raw): raw[from+i], or
+// raw[idx[i]-from], into fi (floats) or ii (integers).
+func putRaw(c conv, fi []float64, ii []int64, raw []byte, from int, idx []int32) {
+	at := func(i int) int {
+		if idx == nil {
+			return from + i
+		}
+		return int(idx[i]) - from
+	}
+	switch c {
+	case cvF32:
+		if idx == nil {
+			raw = raw[4*from : 4*(from+len(fi))]
+			for i := range fi {
+				fi[i] = float64(math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:])))
+			}
+			return
+		}
+		for i := range fi {
+			fi[i] = float64(math.Float32frombits(binary.LittleEndian.Uint32(raw[4*at(i):])))
+		}
+	case cvF64:
+		for i := range fi {
+			fi[i] = math.Float64frombits(binary.LittleEndian.Uint64(raw[8*at(i):]))
+		}
+	case cvI64:
+		if idx == nil {
+			raw = raw[8*from : 8*(from+len(ii))]
+			for i := range ii {
+				ii[i] = int64(binary.LittleEndian.Uint64(raw[8*i:]))
+			}
+			return
+		}
+		for i := range ii {
+			ii[i] = int64(binary.LittleEndian.Uint64(raw[8*at(i):]))
+		}
+	default: // the INT32 conversions
+		for i := range ii {
+			ii[i] = narrowI32(c, int32(binary.LittleEndian.Uint32(raw[4*at(i):])))
+		}
+	}
+}
+
+// narrowI32 is an INT32 value as conversion c reads it.
+func narrowI32(c conv, x int32) int64 {
+	switch c {
+	case cvI8:
+		return int64(int8(x))
+	case cvI16:
+		return int64(int16(x))
+	case cvU8:
+		return int64(uint8(x))
+	case cvU16:
+		return int64(uint16(x))
+	case cvU32:
+		return int64(uint32(x))
+	}
+	return int64(x)
 }
 
 // toInts converts src values (src[from+i], or src[idx[i]-from]) into dst.
