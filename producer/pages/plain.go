@@ -57,7 +57,7 @@ func (p *plainReader) read(d *Decoder, out *Values, n int) error {
 		return nil
 	}
 	if d != nil && d.Raw && !out.HasNull && p.typ != tInt96 && p.typ != tFixed {
-		out.Raw = src[:n*w:n*w]
+		out.Raw = src[: n*w : n*w]
 		return nil
 	}
 	switch p.typ {
