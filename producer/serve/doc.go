@@ -3,9 +3,12 @@
 //
 // The data path, per window of row groups:
 //
-//	queue ──► workers: read the needed columns of one row group (dataset.Reader),
+//	queue ──► workers: read the needed column chunks of one row group (dataset.Reader),
 //	          filter its rows, run each output's transforms column at a time, and write the
-//	          results row-major into the window's buffers (one region per row group)
+//	          results row-major into the window's buffers (one region per row group);
+//	          outputs of flat columns are decoded page by page straight into the
+//	          transforms (package pages, pagepath.go), the rest and the filter's columns
+//	          through arrow-go
 //	      ──► window cache: windows are decoded once, shared by every rank, prefetched in
 //	          plan order, and recycled (memory: cache capacity × window bytes)
 //	      ──► rank loops: one goroutine per ring gathers its batch's rows from the windows
