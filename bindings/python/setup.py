@@ -8,7 +8,11 @@ py3-none-any.
 """
 
 from setuptools import Distribution, setup
-from setuptools.command.bdist_wheel import bdist_wheel
+
+try:
+    from setuptools.command.bdist_wheel import bdist_wheel
+except ImportError:  # setuptools < 70.1, as in the bench's venv (petastorm needs < 70)
+    from wheel.bdist_wheel import bdist_wheel  # type: ignore[no-redef]
 
 
 class PlatformDistribution(Distribution):
