@@ -86,9 +86,18 @@ func (s *source) fileLeaves(pw *pageWork, f *dataset.File) [][]dataset.Leaf {
 		}
 		byOut[o] = ls
 	}
+	if len(pw.leaves) >= leafFiles {
+		clear(pw.leaves)
+		clear(pw.consts)
+	}
 	pw.leaves[f], pw.consts[f] = byOut, consts
 	return byOut
 }
+
+// leafFiles bounds how many files' leaves a worker keeps: a window's row groups come from
+// a few files, and a dataset of 100,000 files must not keep them all (each file's leaves
+// are a few KB per output).
+const leafFiles = 64
 
 // arrowColumns is the columns to read through arrow-go: the filter's and those of the
 // outputs not read from pages (nil entries in plan).
