@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/shmloader/shmloader/cache"
+	"github.com/shmloader/shmloader/producer/config"
 	"github.com/shmloader/shmloader/producer/plan"
 	"github.com/shmloader/shmloader/ring"
 )
@@ -21,8 +22,8 @@ const cABIVersion = 3
 // versionLine is what `shmloader --version` prints: the release and the version of each
 // format a peer must agree on.
 func versionLine() string {
-	return fmt.Sprintf("shmloader %s (ring protocol %d, C ABI %d, plan %d, cache format %d)",
-		Version, ring.Version, cABIVersion, plan.Version, cache.FormatVersion)
+	return fmt.Sprintf("shmloader %s (ring protocol %d, C ABI %d, plan %d, cache format %d, tzdata %s)",
+		Version, ring.Version, cABIVersion, plan.Version, cache.FormatVersion, config.TZDataRelease)
 }
 
 // runVersion is `shmloader version` (also spelled --version and -version): the version

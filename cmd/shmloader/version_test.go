@@ -40,7 +40,7 @@ func TestCABIVersionMatchesHeader(t *testing.T) {
 }
 
 func TestVersionLine(t *testing.T) {
-	want := regexp.MustCompile(`^shmloader \d+\.\d+\.\d+\S* \(ring protocol \d+, C ABI \d+, plan \d+, cache format \d+\)$`)
+	want := regexp.MustCompile(`^shmloader \d+\.\d+\.\d+\S* \(ring protocol \d+, C ABI \d+, plan \d+, cache format \d+, tzdata \d{4}[a-z]\)$`)
 	if got := versionLine(); !want.MatchString(got) {
 		t.Errorf("versionLine() = %q, want the form %s", got, want)
 	}

@@ -79,7 +79,9 @@ func transformText(t *Transform) string {
 	case OpLog1p:
 		return "log1p"
 	case OpDatetime:
-		return fmt.Sprintf("datetime part=%q tz=%q", t.Part, t.TZ)
+		// Calendar parts in a zone follow the built-in tz database's rules: another
+		// release may give other bytes, so it keys the config and the cache's entries.
+		return fmt.Sprintf("datetime part=%q tz=%q tzdata=%s", t.Part, t.TZ, TZDataRelease)
 	case OpDecimal:
 		if t.Unscaled {
 			return "decimal unscaled"

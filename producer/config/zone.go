@@ -1,13 +1,57 @@
 package config
 
 import (
+	"archive/zip"
+	"bytes"
+	_ "embed"
 	"fmt"
+	"io"
 	"strings"
+	"sync"
 	"time"
-
-	// Zones resolve on every host, one without a tz database (a slim container) too.
-	_ "time/tzdata"
 )
+
+// tzdata is the IANA time zone database shmloader resolves zone names from (release
+// 2025c; tzdata/README.md). Not the host's: hosts with other releases would serve other
+// bytes for a zone whose rules changed, and a slim container may have none at all.
+//
+//go:embed tzdata/zoneinfo.zip
+var tzdata []byte
+
+// TZDataRelease names the release of the built-in time zone database.
+const TZDataRelease = "2025c"
+
+var (
+	zonesOnce sync.Once
+	zones     map[string]*zip.File
+	zonesErr  error
+)
+
+// zoneData reads one zone's TZif data from the built-in database.
+func zoneData(name string) ([]byte, bool) {
+	zonesOnce.Do(func() {
+		r, err := zip.NewReader(bytes.NewReader(tzdata), int64(len(tzdata)))
+		if err != nil {
+			zonesErr = err
+			return
+		}
+		zones = make(map[string]*zip.File, len(r.File))
+		for _, f := range r.File {
+			zones[f.Name] = f
+		}
+	})
+	f, ok := zones[name]
+	if zonesErr != nil || !ok {
+		return nil, false
+	}
+	rc, err := f.Open()
+	if err != nil {
+		return nil, false
+	}
+	defer rc.Close()
+	b, err := io.ReadAll(rc)
+	return b, err == nil
+}
 
 // DatetimeParts are the values the datetime step takes from a time column, in the order
 // of default.yaml.
@@ -21,8 +65,8 @@ const MaxDecimalScale = 76
 
 // LoadZone resolves a time zone as Arrow names them: "" or any spelling of "UTC" is UTC,
 // "+HH:MM" or "-HH:MM" a fixed offset, anything else an IANA name ("America/New_York")
-// from the host's tz database, else the copy built into shmloader. "Local" is refused:
-// the bytes would depend on the host.
+// from the tz database built into shmloader (never the host's, whose release may
+// differ). "Local" is refused: the bytes would depend on the host.
 func LoadZone(name string) (*time.Location, error) {
 	switch {
 	case name == "" || strings.EqualFold(name, "utc"):
@@ -40,9 +84,13 @@ func LoadZone(name string) (*time.Location, error) {
 		}
 		return time.FixedZone(name, off), nil
 	}
-	loc, err := time.LoadLocation(name)
-	if err != nil {
+	data, ok := zoneData(name)
+	if !ok {
 		return nil, fmt.Errorf("unknown time zone %q: want an IANA name such as \"America/New_York\", \"UTC\" or an offset such as \"+05:30\"", name)
+	}
+	loc, err := time.LoadLocationFromTZData(name, data)
+	if err != nil {
+		return nil, fmt.Errorf("time zone %q: %v", name, err)
 	}
 	return loc, nil
 }

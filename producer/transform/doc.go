@@ -87,9 +87,10 @@
 //     month 1-12, day 1-31, hour 0-23, minute 0-59, second 0-59, day_of_week (Monday 0
 //     to Sunday 6, as pandas) and day_of_year 1-366, all int64. The zone is tz when given,
 //     else the column's Arrow time zone, else UTC (a timestamp without a zone counts as
-//     UTC); an IANA name ("America/New_York", from the host's tz database or the copy in
-//     the binary, so hosts with different tz database versions may disagree where a
-//     zone's rules changed) or a fixed "+HH:MM" / "-HH:MM". The unix parts ignore zones.
+//     UTC); an IANA name ("America/New_York", from the tz database built into shmloader,
+//     never the host's, so every host gives the same bytes; its release is in
+//     `shmloader --version` and keys the config hash and the cache's entries) or a fixed
+//     "+HH:MM" / "-HH:MM". The unix parts ignore zones.
 //     A date takes no tz; a time of day takes no tz and no date part (it counts from
 //     1970-01-01 00:00). A null stays null.
 //   - decimal{unscaled | scale}: the first step of a decimal column, read as the int64

@@ -124,7 +124,7 @@ def test_wheel_in_fresh_venv(wheel: Path, tmp_path: Path, shm_dir: Path, job: st
     assert version.returncode == 0, version.stderr
     assert re.fullmatch(
         rf"shmloader {re.escape(shmloader.__version__)} \(ring protocol \d+, C ABI \d+, "
-        r"plan \d+, cache format \d+\)\n",
+        r"plan \d+, cache format \d+, tzdata \d{4}[a-z]\)\n",
         version.stdout,
     ), version.stdout
     # The command is the binary itself: its exit statuses come through unchanged.
