@@ -293,8 +293,12 @@ def test_repr_and_info(produce, attach, job, shm_dir):
 
 def test_ctrl_c_interrupts_a_batch_wait(produce, spawn, job, shm_dir):
     produce(batches=50, epochs=0, interval_us=20_000_000)  # one batch, then a long pause
+    # Python leaves SIGINT ignored when it starts with it ignored (as in a job a shell
+    # started in the background): the child restores it, so the test does not depend on
+    # how it was started.
     script = (
-        "import sys, shmloader\n"
+        "import signal, sys, shmloader\n"
+        "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
         "loader = shmloader.attach(sys.argv[1], 0, dir=sys.argv[2], timeout=10)\n"
         "loader.next().release()\n"
         "print('waiting', flush=True)\n"
