@@ -472,10 +472,11 @@ func putRaw(c conv, fi []float64, ii []int64, raw []byte, from int, idx []int32)
 	}
 	switch c {
 	case cvF32:
-		if idx == nil {
-			raw = raw[4*from : 4*(from+len(fi))]
+		if idx == nil && len(fi) > 0 {
+			// One bounds check for the run, then straight loads: the hot case.
+			p := unsafe.Pointer(unsafe.SliceData(raw[4*from : 4*(from+len(fi))]))
 			for i := range fi {
-				fi[i] = float64(math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:])))
+				fi[i] = float64(math.Float32frombits(binary.LittleEndian.Uint32((*[4]byte)(unsafe.Add(p, 4*i))[:])))
 			}
 			return
 		}
@@ -487,10 +488,10 @@ func putRaw(c conv, fi []float64, ii []int64, raw []byte, from int, idx []int32)
 			fi[i] = math.Float64frombits(binary.LittleEndian.Uint64(raw[8*at(i):]))
 		}
 	case cvI64:
-		if idx == nil {
-			raw = raw[8*from : 8*(from+len(ii))]
+		if idx == nil && len(ii) > 0 {
+			p := unsafe.Pointer(unsafe.SliceData(raw[8*from : 8*(from+len(ii))]))
 			for i := range ii {
-				ii[i] = int64(binary.LittleEndian.Uint64(raw[8*i:]))
+				ii[i] = int64(binary.LittleEndian.Uint64((*[8]byte)(unsafe.Add(p, 8*i))[:]))
 			}
 			return
 		}
