@@ -3,6 +3,7 @@ package pages
 import (
 	"encoding/binary"
 	"math/bits"
+	"unsafe"
 )
 
 // hybrid reads the RLE / bit-packed hybrid encoding of levels and dictionary indices: a
@@ -115,11 +116,23 @@ func (h *hybrid) unpack(dst []uint32) error {
 	end := len(h.b) - 8 // a whole 8-byte load fits from here on
 	var top uint32      // the largest value, checked once after the loop
 	k := 0
-	for ; k < len(dst) && bit/8 <= end; k++ {
-		v := uint32(binary.LittleEndian.Uint64(h.b[bit/8:]) >> (bit % 8) & mask)
-		dst[k] = v
-		top = max(top, v)
-		bit += int(w)
+	// Values whose 8-byte load stays inside b: counted first, so that the loop checks
+	// nothing per value (w is at least 1 here: a width-0 run never reaches unpack with
+	// bytes to read, and reads 0 below).
+	fast := 0
+	if end >= 0 && bit/8 <= end && w > 0 {
+		fast = min(len(dst), (end*8-bit)/int(w)+1)
+	}
+	if fast > 0 {
+		p := unsafe.Pointer(unsafe.SliceData(h.b))
+		out := dst[:fast]
+		for i := range out {
+			v := uint32(binary.LittleEndian.Uint64((*[8]byte)(unsafe.Add(p, bit/8))[:]) >> (bit % 8) & mask)
+			out[i] = v
+			top = max(top, v)
+			bit += int(w)
+		}
+		k = fast
 	}
 	for ; k < len(dst); k++ {
 		var x uint64
