@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"strings"
 	"testing"
@@ -163,4 +164,19 @@ func TestReaderReusesFooter(t *testing.T) {
 	groups := readAll(t, d, []string{"a", "l"})
 	checkValues(t, []string{"a", "l"}, groups[1], 100)
 	release(groups)
+}
+
+// A footer whose chunk size would overflow offset + size is refused when the file is
+// opened, not left to make a reader allocate or panic.
+func TestChunkRangeOverflowIsRefused(t *testing.T) {
+	dir := t.TempDir()
+	path := writeTest(t, dir, "o.parquet", 0, 10, writeOpts{codec: compress.Codecs.Snappy})
+	f, err := readFile(path, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Meta.RowGroups[0].Columns[0].MetaData.TotalCompressedSize = math.MaxInt64 - 3
+	if err := checkChunkRanges(f.Meta, f.Size); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "lies outside the file") {
+		t.Fatalf("got %v", err)
+	}
 }

@@ -113,7 +113,7 @@ func checkChunkRanges(meta *metadata.FileMetaData, size int64) error {
 				break // never read; arrow-go leaves such chunks at offset 0
 			}
 			start, n, ok := chunkRange(meta, i, j)
-			if !ok || start < int64(len(magic)) || n <= 0 || start+n > size {
+			if !ok || start < int64(len(magic)) || n <= 0 || start > size || n > size-start { // no start+n: it can overflow
 				return kindf(ErrCorrupt, "row group %d: column chunk %d lies outside the file (offset %d, %d bytes, file %d bytes)", i, j, start, n, size)
 			}
 		}

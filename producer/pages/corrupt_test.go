@@ -14,6 +14,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/klauspost/compress/s2"
 )
 
 // Corrupt chunks, one per check the decoder promises (doc.go): each is a real chunk
@@ -197,11 +198,11 @@ func corruptCases() []corruptCase {
 			ps[2].h.Compressed += len(c.Data)
 			return ps, 2
 		})},
-		{"snappy body one byte longer than the header says", "v1.snappy.dict/i32", "page decompressed to", onPage(isData, func(t *testing.T, c Chunk, p page) page {
+		{"snappy body one byte longer than the header says", "v1.snappy.dict/i32", "snappy block of", onPage(isData, func(t *testing.T, c Chunk, p page) page {
 			p.h.Uncompressed--
 			return p
 		})},
-		{"snappy body one byte shorter than the header says", "v2.snappy.dict/ba", "page decompressed to", onPage(isData, func(t *testing.T, c Chunk, p page) page {
+		{"snappy body one byte shorter than the header says", "v2.snappy.dict/ba", "snappy block of", onPage(isData, func(t *testing.T, c Chunk, p page) page {
 			p.h.Uncompressed++
 			return p
 		})},
@@ -209,7 +210,11 @@ func corruptCases() []corruptCase {
 			p.h.Uncompressed += 3
 			return p
 		})},
-		{"snappy dictionary page size", "v1.snappy.dict/ba", "decompressed to", edit(func(t *testing.T, c Chunk, ps []page) ([]page, int) {
+		{"dictionary of more entries than the chunk has values", "v1.snappy.dict/ba", "for a chunk of", edit(func(t *testing.T, c Chunk, ps []page) ([]page, int) {
+			ps[0].h.NumValues = int(c.Values) + 1
+			return ps, 0
+		})},
+		{"snappy dictionary page size", "v1.snappy.dict/ba", "snappy block of", edit(func(t *testing.T, c Chunk, ps []page) ([]page, int) {
 			ps[0].h.Uncompressed++
 			return ps, 0
 		})},
@@ -549,7 +554,14 @@ func TestZstdFrameLargerThanItsPage(t *testing.T) {
 	if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "zstd frame of 64424509440 bytes") {
 		t.Fatalf("got %v", err)
 	}
-	if err := CheckBody(compress.Codecs.Snappy, body, 4096); err != nil {
-		t.Fatalf("snappy body: %v", err)
+	if err := CheckBody(compress.Codecs.Gzip, body, 4096); err != nil {
+		t.Fatalf("a codec that names no size: %v", err)
+	}
+	snappy := s2.EncodeSnappy(nil, make([]byte, 4096))
+	if err := CheckBody(compress.Codecs.Snappy, snappy, 4096); err != nil {
+		t.Fatalf("snappy block of the header's size: %v", err)
+	}
+	if err := CheckBody(compress.Codecs.Snappy, snappy, 4095); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("snappy block of another size: %v", err)
 	}
 }

@@ -398,6 +398,9 @@ func (d *Decoder) decompress(buf *[]byte, raw []byte, size int) ([]byte, error) 
 	if d.c.Uncompressed > 0 && int64(size) > d.c.Uncompressed {
 		return nil, corrupt("page of %d bytes once decompressed, the footer says the chunk holds %d", size, d.c.Uncompressed)
 	}
+	if d.c.Uncompressed <= 0 && size > maxUnknownPage {
+		return nil, corrupt("page of %d bytes once decompressed, in a chunk whose size the footer does not give (at most %d)", size, maxUnknownPage)
+	}
 	if err := CheckBody(d.c.Codec, raw, size); err != nil {
 		return nil, err
 	}
@@ -427,6 +430,11 @@ func (d *Decoder) loadDict(h Header, raw []byte) error {
 	if h.Encoding != Plain && h.Encoding != PlainDictionary {
 		return unsupported("dictionary page in %s", h.Encoding)
 	}
+	if int64(h.NumValues) > d.c.Values {
+		// Entries come from the chunk's values: more is no dictionary a writer makes, and
+		// each entry costs memory here and in every caller that transforms them.
+		return corrupt("dictionary of %d entries for a chunk of %d values", h.NumValues, d.c.Values)
+	}
 	body, err := d.decompress(&d.dictBuf, raw, h.Uncompressed)
 	if err != nil {
 		return err
@@ -447,6 +455,11 @@ func (d *Decoder) loadDict(h Header, raw []byte) error {
 	d.dictGen++
 	return nil
 }
+
+// maxUnknownPage bounds a page's decompressed size where the footer gives no chunk size
+// to bound it by (writers cut pages near 1 MiB): the decoder sizes its buffer from the
+// header before the body proves anything.
+const maxUnknownPage = 256 << 20
 
 func codecOf(c Chunk) (compress.Codec, error) {
 	codec, err := compress.GetCodec(c.Codec)

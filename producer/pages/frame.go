@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 
 	"github.com/apache/arrow-go/v18/parquet/compress"
+	"github.com/klauspost/compress/s2"
 )
 
 // CheckBody refuses a compressed page body that announces more bytes than the page's
@@ -11,6 +12,13 @@ import (
 // and the zstd decoder allocates that much at once (17 bytes claiming 60 GiB took the
 // process down). Other codecs grow their output as they decode, bounded by size.
 func CheckBody(codec compress.Compression, raw []byte, size int) error {
+	if codec == compress.Codecs.Snappy {
+		// A snappy block starts with its decoded length: it must be the header's.
+		if n, err := s2.DecodedLen(raw); err == nil && n != size {
+			return corrupt("snappy block of %d bytes in a page the header says is %d", n, size)
+		}
+		return nil
+	}
 	if codec != compress.Codecs.Zstd {
 		return nil
 	}

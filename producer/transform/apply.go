@@ -2,6 +2,7 @@ package transform
 
 import (
 	"fmt"
+	"math"
 	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -90,6 +91,9 @@ func (o *Output) checkDest(rows int, sel []int32, dst Dest) (int, error) {
 		rb, st := o.rowBytes(i), dst.Stride[i]
 		if st < rb {
 			return 0, fmt.Errorf("output %q: tensor %q: rows %d bytes apart, but a row is %d bytes", o.name, o.tensors[i].Name, st, rb)
+		}
+		if n > 1 && st > (math.MaxInt-rb)/(n-1) {
+			return 0, fmt.Errorf("output %q: tensor %q: %d rows %d bytes apart overflow", o.name, o.tensors[i].Name, n, st)
 		}
 		if need := (n-1)*st + rb; n > 0 && len(buf) < need {
 			return 0, fmt.Errorf("output %q: tensor %q: %d bytes for %d rows %d bytes apart, want %d", o.name, o.tensors[i].Name, len(buf), n, st, need)
