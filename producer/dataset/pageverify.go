@@ -25,7 +25,16 @@ func verifyPages(chunk []byte, n int, codec compress.Compression, total int64) e
 		if total > 0 && int64(h.Uncompressed) > total {
 			return kindf(ErrCorrupt, "page at chunk offset %d: %d bytes once decompressed, the footer says the chunk holds %d", pos, h.Uncompressed, total)
 		}
-		if err := pages.CheckBody(codec, chunk[body:body+h.Compressed], h.Uncompressed); err != nil {
+		comp, size := chunk[body:body+h.Compressed], h.Uncompressed
+		if h.Type == pages.DataPageV2 { // levels first, never compressed
+			lv := h.DefLen + h.RepLen
+			if !h.V2Compressed || lv > len(comp) || lv > size {
+				comp = nil
+			} else {
+				comp, size = comp[lv:], size-lv
+			}
+		}
+		if err := pages.CheckBody(codec, comp, size); comp != nil && err != nil {
 			return kindf(ErrCorrupt, "page at chunk offset %d: %v", pos, err)
 		}
 		if h.HasCRC {
