@@ -291,18 +291,9 @@ func (p *pageSource) put(w *work, v *pages.Values, at, n, lo int, idx []int32, b
 		return nulls
 	}
 	switch p.conv {
-	case cvI32:
-		toInts(ii, v.I32, from, idx, func(x int32) int64 { return int64(x) })
-	case cvI8:
-		toInts(ii, v.I32, from, idx, func(x int32) int64 { return int64(int8(x)) })
-	case cvI16:
-		toInts(ii, v.I32, from, idx, func(x int32) int64 { return int64(int16(x)) })
-	case cvU8:
-		toInts(ii, v.I32, from, idx, func(x int32) int64 { return int64(uint8(x)) })
-	case cvU16:
-		toInts(ii, v.I32, from, idx, func(x int32) int64 { return int64(uint16(x)) })
-	case cvU32:
-		toInts(ii, v.I32, from, idx, func(x int32) int64 { return int64(uint32(x)) })
+	case cvI32, cvI8, cvI16, cvU8, cvU16, cvU32:
+		c := p.conv
+		toInts(ii, v.I32, from, idx, func(x int32) int64 { return narrowI32(c, x) })
 	case cvI64:
 		if idx == nil {
 			copy(ii, v.I64[from:from+n])
