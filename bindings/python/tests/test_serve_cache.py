@@ -24,6 +24,7 @@ import errno
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -543,10 +544,17 @@ def test_serve_killed_while_writing_entries_then_restarted(env, baseline, tmp_pa
     while not all(p.exists() for p in ready):  # every trainer reads: the epoch is under way
         assert time.monotonic() < deadline and serve.running(), serve.describe()
         time.sleep(0.005)
-    # Kill it the moment an entry is being written, after it committed a few.
-    while not (temp_files(cache) and len(entry_files(cache)) >= 2):
-        assert time.monotonic() < deadline and serve.running(), serve.describe()
-        time.sleep(0.0005)
+    # Kill it while an entry is being written, after it committed a few. An entry's write
+    # can end between seeing its temp file and the kill, so serve is stopped first and
+    # killed only if the temp file is still there (else it goes on and is caught later).
+    while True:
+        while not (temp_files(cache) and len(entry_files(cache)) >= 2):
+            assert time.monotonic() < deadline and serve.running(), serve.describe()
+            time.sleep(0.0005)
+        serve.popen.send_signal(signal.SIGSTOP)
+        if temp_files(cache):
+            break
+        serve.popen.send_signal(signal.SIGCONT)
     serve.kill()
     assert serve.popen.returncode == -9
     for c in cons:
