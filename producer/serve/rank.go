@@ -42,6 +42,7 @@ func (s *server) serveRank(ctx context.Context, r int, p *ring.Producer, attache
 		case s.cfg.Epochs != 0 && epoch >= s.cfg.Epochs:
 			p.PublishMarker(slot, ring.FlagEndOfStream, epoch)
 			s.at[r].Store(done)
+			s.windows.wake() // the floor moved past this rank
 			e, st, sought, err := s.drain(ctx, p, dataEnd, attached)
 			if err != nil {
 				return err
@@ -258,9 +259,16 @@ func (s *server) order(e uint64) *nodeOrder {
 
 // watchTrainers reads, for every rank, whether a trainer holds its consumer lock.
 func (s *server) watchTrainers(attached []func() (bool, error)) {
+	moved := false
 	for r, f := range attached {
 		on, err := f()
-		s.trainer[r].Store(on || err != nil) // cannot tell: count it, as floor must not skip a reader
+		v := on || err != nil // cannot tell: count it, as floor must not skip a reader
+		moved = s.trainer[r].Swap(v) != v || moved
+	}
+	if moved {
+		// The floor moved: a rank waiting for room behind a trainer that just left must
+		// look again, as no window may change state (and wake it) for as long as it waits.
+		s.windows.wake()
 	}
 }
 
