@@ -109,6 +109,14 @@ type colSource interface {
 	read(w *work, sel []int32, k0, k1 int) (nulls, done bool, err error)
 }
 
+// f32Source is a colSource that can hand out a block's float32 values as decoded, for
+// the fused columns (fuseF32).
+type f32Source interface {
+	// f32Run returns rows k0..k1-1 as little-endian float32 values and null flags (nil:
+	// no nulls), or false when they are not one run of plain float32 values.
+	f32Run(k0, k1 int) (vals, null []byte, ok bool, err error)
+}
+
 // run is Apply's loop: for each block of n rows, each column's values are read, pass
 // through the column's ops and are written to dst.
 func (o *Output) run(srcs []colSource, n int, sel []int32, dst Dest) error {
@@ -121,6 +129,19 @@ func (o *Output) run(srcs []colSource, n int, sel []int32, dst Dest) error {
 		k1 := min(k0+block, n)
 		for j := range o.cols {
 			p := &o.cols[j]
+			if p.fuse.ok && sel == nil {
+				if fs, ok := srcs[j].(f32Source); ok {
+					vals, null, ok, err := fs.f32Run(k0, k1)
+					if err != nil {
+						return fmt.Errorf("output %q, column %q: %w", o.name, p.src.name, err)
+					}
+					if ok {
+						rs := dst.Stride[0]
+						p.fuse.store(dst.Bufs[0], k0*rs+j*4, rs, vals, null)
+						continue
+					}
+				}
+			}
 			w.hash = p.hash
 			nulls, done, err := srcs[j].read(w, sel, k0, k1)
 			if err != nil {

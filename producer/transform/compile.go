@@ -28,7 +28,8 @@ type colPlan struct {
 	src  source
 	hash *strHash // string columns: hashed while read
 	ops  []op
-	kind kind // after the last op
+	kind kind    // after the last op
+	fuse fuseF32 // the page path's one-pass form, when it has one
 }
 
 // Compile checks o against the resolved source columns (o.Columns already expanded to
@@ -85,6 +86,9 @@ func Compile(o config.Output, fields []arrow.Field) (*Output, error) {
 	}
 	if err := c.outputDType(out); err != nil {
 		return nil, err
+	}
+	for i := range out.cols {
+		out.cols[i].fuse = fuseFor(out, &out.cols[i])
 	}
 	t := ring.TensorSpec{Name: o.Name, DType: out.dtype}
 	switch {

@@ -259,6 +259,31 @@ func (p *pageSource) read(w *work, sel []int32, k0, k1 int) (nulls, done bool, e
 	return nulls, allDict, nil
 }
 
+// f32Run is f32Source's: the held run's values when rows k0..k1-1 lie in one run of
+// FLOAT values (not dictionary indices), as stored (Raw) or as decoded.
+func (p *pageSource) f32Run(k0, k1 int) ([]byte, []byte, bool, error) {
+	if p.conv != cvF32 {
+		return nil, nil, false, nil
+	}
+	if err := p.fetch(k0); err != nil {
+		return nil, nil, false, err
+	}
+	v := &p.v
+	if v.Dict || k1 > p.base+v.N {
+		return nil, nil, false, nil
+	}
+	lo, hi := k0-p.base, k1-p.base
+	var null []byte
+	if v.HasNull {
+		null = v.Null[lo:hi]
+	}
+	if v.Raw != nil {
+		return v.Raw[4*lo : 4*hi], null, true, nil
+	}
+	f := v.F32[lo:hi]
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(f))), 4*len(f)), null, true, nil
+}
+
 // put converts n values of run v to w at positions at..: the run's values lo..lo+n-1,
 // or, when idx is set, rows idx[i] (the run's values idx[i]-base).
 func (p *pageSource) put(w *work, v *pages.Values, at, n, lo int, idx []int32, base int) bool {
