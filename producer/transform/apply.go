@@ -117,6 +117,14 @@ type f32Source interface {
 	f32Run(k0, k1 int) (vals, null []byte, ok bool, err error)
 }
 
+// dictSource is a colSource that can hand out a block's dictionary indices as decoded
+// (pageDict.storeDict).
+type dictSource interface {
+	// dictRun returns rows k0..k1-1 as dictionary indices and null flags (nil: no
+	// nulls) with their dictionary, or false when they are not one run of indices.
+	dictRun(k0, k1 int) (idx []uint32, null []byte, d *pageDict, ok bool, err error)
+}
+
 // run is Apply's loop: for each block of n rows, each column's values are read, pass
 // through the column's ops and are written to dst.
 func (o *Output) run(srcs []colSource, n int, sel []int32, dst Dest) error {
@@ -129,6 +137,16 @@ func (o *Output) run(srcs []colSource, n int, sel []int32, dst Dest) error {
 		k1 := min(k0+block, n)
 		for j := range o.cols {
 			p := &o.cols[j]
+			if ds, ok := srcs[j].(dictSource); ok && sel == nil && o.pad == 0 {
+				idx, null, d, ok, err := ds.dictRun(k0, k1)
+				if err != nil {
+					return fmt.Errorf("output %q, column %q: %w", o.name, p.src.name, err)
+				}
+				if ok {
+					o.storeDict(d, p, idx, null, dst, j, k0)
+					continue
+				}
+			}
 			if p.fuse.ok && sel == nil {
 				if fs, ok := srcs[j].(f32Source); ok {
 					vals, null, ok, err := fs.f32Run(k0, k1)

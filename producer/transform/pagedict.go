@@ -1,6 +1,8 @@
 package transform
 
 import (
+	"unsafe"
+
 	"github.com/shmloader/shmloader/producer/pages"
 )
 
@@ -15,6 +17,10 @@ type pageDict struct {
 	raw, final work
 	idx        []uint32 // the block's entries, per position
 	bad        bool     // some entry is one arrow-go refuses (stBad in raw): pageSource.checkRun
+	// bits: each final entry as the output stores it (Output.storeDict), made once per
+	// dictionary when bitsGen is gen+1.
+	bits    []uint64
+	bitsGen uint64
 }
 
 // load (re)makes the dictionary's entries when the decoder has loaded another one.
@@ -106,4 +112,58 @@ func (d *pageDict) lookup(w *work, at, n int, final bool, finalKind, srcKind kin
 		any |= st[i]
 	}
 	return any != 0
+}
+
+// storeDict stores rows of one run of dictionary indices (idx; a nonzero null[k] marks a
+// null row, null may be nil) straight from d's final entries, as column j of rows k0..
+// of a stacked tensor: the bits Output.write stores for a block that came from the
+// dictionary, one load and one store per row.
+func (o *Output) storeDict(d *pageDict, p *colPlan, idx []uint32, null []byte, dst Dest, j, k0 int) {
+	if d.bitsGen != d.gen+1 {
+		n := d.n + 1
+		if cap(d.bits) < n {
+			d.bits = make([]uint64, n)
+		}
+		d.bits = d.bits[:n]
+		nulls := d.final.nulls
+		d.final.nulls = true // every entry's state is looked at
+		o.bitsOf(&d.final, p.kind, d.bits, 0)
+		d.final.nulls = nulls
+		d.bitsGen = d.gen + 1
+	}
+	bits, nullEntry := d.bits, uint32(d.n)
+	size, rs := o.dtype.Size(), dst.Stride[0]
+	off := k0*rs + j*size
+	if len(idx) == 0 {
+		return
+	}
+	if null != nil {
+		null = null[:len(idx)]
+	}
+	_ = dst.Bufs[0][off+(len(idx)-1)*rs+size-1] // one bounds check for the block
+	base := unsafe.Pointer(unsafe.SliceData(dst.Bufs[0]))
+	entry := func(k int, x uint32) uint64 {
+		if null != nil && null[k] != 0 {
+			x = nullEntry
+		}
+		return bits[x]
+	}
+	switch size {
+	case 8:
+		for k, x := range idx {
+			*(*uint64)(unsafe.Add(base, off+k*rs)) = entry(k, x)
+		}
+	case 4:
+		for k, x := range idx {
+			*(*uint32)(unsafe.Add(base, off+k*rs)) = uint32(entry(k, x))
+		}
+	case 2:
+		for k, x := range idx {
+			*(*uint16)(unsafe.Add(base, off+k*rs)) = uint16(entry(k, x))
+		}
+	default:
+		for k, x := range idx {
+			*(*uint8)(unsafe.Add(base, off+k*rs)) = uint8(entry(k, x))
+		}
+	}
 }

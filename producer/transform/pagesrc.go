@@ -284,6 +284,28 @@ func (p *pageSource) f32Run(k0, k1 int) ([]byte, []byte, bool, error) {
 	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(f))), 4*len(f)), null, true, nil
 }
 
+// dictRun is dictSource's: the held run's dictionary indices and null flags when rows
+// k0..k1-1 lie in one run of them, with the dictionary made (load). A dictionary with
+// an entry arrow-go refuses is left to read, which says which row uses it.
+func (p *pageSource) dictRun(k0, k1 int) ([]uint32, []byte, *pageDict, bool, error) {
+	if err := p.fetch(k0); err != nil {
+		return nil, nil, nil, false, err
+	}
+	v := &p.v
+	if !v.Dict || k1 > p.base+v.N {
+		return nil, nil, nil, false, nil
+	}
+	if err := p.dict.load(p); err != nil || p.dict.bad {
+		return nil, nil, nil, false, err
+	}
+	lo, hi := k0-p.base, k1-p.base
+	var null []byte
+	if v.HasNull {
+		null = v.Null[lo:hi]
+	}
+	return v.Idx[lo:hi], null, &p.dict, true, nil
+}
+
 // put converts n values of run v to w at positions at..: the run's values lo..lo+n-1,
 // or, when idx is set, rows idx[i] (the run's values idx[i]-base).
 func (p *pageSource) put(w *work, v *pages.Values, at, n, lo int, idx []int32, base int) bool {
