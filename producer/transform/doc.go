@@ -114,4 +114,15 @@
 // integer or bool dtype; a null list is all pad_value with length 0. Every NaN written,
 // null or computed, is the canonical quiet NaN (float64 0x7ff8000000000000, float32
 // 0x7fc00000, float16 0x7e00, bfloat16 0x7fc0), so the bytes never depend on the CPU.
+//
+// # Reading pages
+//
+// ApplyPages reads flat columns from their Parquet pages (producer/pages) instead of
+// Arrow arrays, with the same bytes as Apply. A dictionary is transformed once per
+// dictionary page, not once per row (pagedict.go). Two common forms skip the block's
+// float64/int64 staging: a block that is one run of dictionary indices is stored from
+// the entries as the output stores them, and a float32 column through fill_null and
+// normalize (either, both in either order, casts to float32 anywhere) into a float32
+// tensor is converted, filled, normalized in float64, rounded and stored in one pass
+// (fuse.go; AVX2 on amd64). Tests hold both to the steps one after the other.
 package transform
