@@ -90,6 +90,7 @@ class Server:
             self._echo = threading.Thread(target=self._tail, args=(echo,), daemon=True)
             self._echo.start()
         self.pid = proc.pid
+        self._loaders: weakref.WeakSet[Loader] = weakref.WeakSet()  # attach()'s, for wait()
         self.job, self.dir, self.ranks, self.metrics = "", "", 0, None
         self._final_output: str | None = None  # read before the log is closed
 
@@ -167,11 +168,18 @@ class Server:
         """:func:`shmloader.attach` to this server's job and directory."""
         self.check()
         kwargs.setdefault("dir", self.dir)
-        return _attach(self.job, rank, **kwargs)
+        loader = _attach(self.job, rank, **kwargs)
+        self._loaders.add(loader)
+        return loader
 
     def wait(self, timeout: float | None = None) -> int:
         """Wait for serve to finish its epochs (its trainers having read them); the exit
-        status. Raises :class:`~shmloader.Timeout` past ``timeout``."""
+        status. Raises :class:`~shmloader.Timeout` past ``timeout``. A loader from
+        :meth:`attach` that has finished the last epoch reads the end of its stream first
+        (:meth:`Loader.read_end`), so serve is not left waiting for it."""
+        for loader in list(self._loaders):
+            if not loader.closed:
+                loader.read_end()
         try:
             rc = self._proc.wait(timeout)
         except subprocess.TimeoutExpired:

@@ -5,6 +5,7 @@ Lifetimes are kept by the objects in ``_ring``: see its docstring.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import math
 import operator
@@ -699,8 +700,11 @@ class Loader:
         """Release every held batch and close the loader. Idempotent.
 
         Views of batches stay readable: the ring stays mapped, and this rank's consumer
-        claim stays held, until the last view is gone too.
+        claim stays held, until the last view is gone too. After the run's last epoch the
+        end of the stream is read first, so serve can finish while views remain.
         """
+        if self._ring is not None and self._ring.open and self._ring.pid == os.getpid():
+            self.read_end()
         ring, self._ring = self._ring, None
         if ring is None:
             return
@@ -711,6 +715,23 @@ class Loader:
             finally:
                 ring.open = False
                 ring.dropped.clear()
+
+    def read_end(self, timeout: float = 1.0) -> bool:
+        """Take the end-of-stream marker that follows the run's last epoch, if the loader
+        has just finished that epoch (``loader.epoch()`` stops at the epoch's end): serve
+        finishes once every rank has read its stream to the end or detached, and a loader
+        kept open, or closed while a batch's views live on, does neither. :meth:`close`
+        and ``Server.wait`` call it. Returns whether the stream has been read to its end."""
+        if self._ended:
+            return True
+        ring, info = self._ring, self._info
+        if ring is None or not info.epochs or self._position != (info.epochs, 0):
+            return False
+        with contextlib.suppress(ShmloaderError):
+            got = self._take(timeout, "read_end")
+            if isinstance(got, Batch):  # a seek moved the stream on: not the end after all
+                got.release()
+        return self._ended
 
     def __enter__(self) -> Loader:
         return self

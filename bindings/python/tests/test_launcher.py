@@ -55,6 +55,28 @@ def test_serve_in_a_with_block(gen_dataset: Path, shm_dir: Path, library: None) 
     assert gone(server.pid, 5) and servekit.segments(shm_dir) == []
 
 
+@pytest.mark.parametrize("keep", ["the loader open", "a batch after close"])
+def test_wait_after_the_last_epoch_read_by_epoch(gen_dataset: Path, shm_dir: Path, library: None, keep: str) -> None:
+    """The pattern the README shows: one epoch through loader.epoch(), then wait(). The
+    epoch's iterator stops at its end, before the end-of-stream marker, so serve would
+    wait for ever on a loader kept open, or closed while the loop's last batch lives on
+    (it keeps the ring claimed): wait() and close() read the end of the stream."""
+    with shmloader.serve(config(gen_dataset), dir=shm_dir, timeout=60) as server:
+        loader = server.attach(timeout=20, batch_timeout=20)
+        rows, last = 0, None
+        for b in loader.epoch():
+            rows, last = rows + b.rows, b
+        assert rows == servekit.GEN_ROWS and last is not None
+        if keep != "the loader open":
+            with loader:
+                pass
+        t0 = time.monotonic()
+        assert server.wait(timeout=30) == 0
+        assert time.monotonic() - t0 < 10, "serve waited for the trainer"
+        assert keep != "the loader open" or loader.ended
+    assert gone(server.pid, 5) and servekit.segments(shm_dir) == []
+
+
 def test_stop_while_a_trainer_reads(gen_dataset: Path, shm_dir: Path, library: None) -> None:
     server = shmloader.serve(config(gen_dataset, epochs=0), dir=shm_dir, timeout=60)
     with server:
