@@ -14,6 +14,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/shmloader/shmloader/producer/dataset"
 )
 
 // A command's run writes its result to stdout and everything else to stderr. It returns
@@ -85,6 +87,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	fmt.Fprintf(stderr, "shmloader %s: %v\n", name, err)
+	if hint := dataset.Remedy(err); hint != "" {
+		fmt.Fprintf(stderr, "shmloader %s: %s\n", name, hint)
+	}
 	return 1
 }
 

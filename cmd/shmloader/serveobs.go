@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/shmloader/shmloader/producer/dataset"
 	"github.com/shmloader/shmloader/producer/serve"
 )
 
@@ -118,6 +119,10 @@ func (o *observers) fail(err error) {
 	if o.control == nil || err == nil {
 		return
 	}
-	msg, _ := json.Marshal(map[string]any{"ready": false, "error": err.Error()})
+	text := err.Error()
+	if hint := dataset.Remedy(err); hint != "" {
+		text += "\n" + hint
+	}
+	msg, _ := json.Marshal(map[string]any{"ready": false, "error": text})
 	o.control.Write(append(msg, '\n'))
 }

@@ -72,3 +72,15 @@ func recovered(err *error) {
 		*err = kindf(ErrCorrupt, "cannot be decoded (%v)", p)
 	}
 }
+
+// Remedy says what to do about err, for the line under its message: "" when this
+// package has nothing to add.
+func Remedy(err error) string {
+	switch {
+	case errors.Is(err, ErrCorrupt), errors.Is(err, ErrChecksum):
+		return "the file is damaged (or is not Parquet as written): copy it again or write it again, or move it out of the dataset"
+	case errors.Is(err, ErrSchema):
+		return "every file of a dataset must have the columns of the first, with the same types: write that file again with its schema, or move it out of the dataset"
+	}
+	return ""
+}

@@ -58,10 +58,13 @@ def expect_failure(group: servekit.Group, cfg: Path, *flags: str,
 
 
 def error_line(serve: servekit.Serve) -> str:
-    """The error serve exits with (its last `shmloader serve:` line)."""
-    lines = [ln for ln in serve.stderr.splitlines() if ln.startswith("shmloader serve:")]
-    assert lines, f"no error line on stderr:\n{serve.stderr}"
-    return lines[-1]
+    """The error serve exits with: its last `shmloader serve:` line, with the one before
+    it when that is one too (the error, then what to do: dataset.Remedy)."""
+    lines = serve.stderr.splitlines()
+    at = [i for i, ln in enumerate(lines) if ln.startswith("shmloader serve:")]
+    assert at, f"no error line on stderr:\n{serve.stderr}"
+    first = at[-2] if len(at) > 1 and at[-2] == at[-1] - 1 else at[-1]
+    return "\n".join(lines[first : at[-1] + 1])
 
 
 def config(path: Path, dataset: Path | str, **keys: Any) -> Path:
@@ -113,6 +116,11 @@ def test_unknown_config_key_names_the_key_and_its_line(group, gen_dataset, tmp_p
 # -- dataset -----------------------------------------------------------------------------------
 
 
+# What serve says to do, on the line under the error (dataset.Remedy).
+DAMAGED_HINT = "the file is damaged (or is not Parquet as written): copy it again or write it again"
+SCHEMA_HINT = "every file of a dataset must have the columns of the first, with the same types"
+
+
 def test_type_differs_across_files(group, tmp_path):
     ds = tmp_path / "mixed"
     ds.mkdir()
@@ -122,7 +130,7 @@ def test_type_differs_across_files(group, tmp_path):
                              "x": pa.array(np.arange(100.0), pa.float64())}),
                    ds / "b.parquet")  # fmt: skip
     cfg = config(tmp_path / "c.yaml", ds, batch_size=10, outputs={"x": "x", "id": "id"})
-    expect_failure(group, cfg, mentions=["b.parquet", "x"])
+    expect_failure(group, cfg, mentions=["b.parquet", "x", SCHEMA_HINT])
 
 
 @pytest.mark.parametrize("damage", ["truncated", "not-parquet"])
@@ -135,7 +143,7 @@ def test_unreadable_file(group, gen_dataset, tmp_path, damage):
     else:
         victim.write_bytes(b"this is not a parquet file\n" * 100)
     cfg = config(tmp_path / "c.yaml", ds)
-    expect_failure(group, cfg, mentions=["part-00001.parquet"])
+    expect_failure(group, cfg, mentions=["part-00001.parquet", DAMAGED_HINT])
 
 
 def flip_middle_of_chunk(path: Path, row_group: int, column: str, n: int = 16) -> None:
@@ -172,7 +180,7 @@ def test_flipped_bytes_in_a_column_chunk_of_a_gen_file(group, gen_dataset, tmp_p
     victim = ds / "part-00001.parquet"
     flip_middle_of_chunk(victim, 5, "f003")
     cfg = config(tmp_path / "c.yaml", ds, shuffle=IN_ORDER)
-    _, res = expect_failure(group, cfg, mentions=["part-00001.parquet", "row group 5", "f003"],
+    _, res = expect_failure(group, cfg, mentions=["part-00001.parquet", "row group 5", "f003", DAMAGED_HINT],
                             batches_ok=True)  # fmt: skip
     clean = pq.read_table(gen_dataset)
     x = np.stack([np.nan_to_num(clean[f"f{j:03d}"].to_numpy(zero_copy_only=False), nan=0.0)
@@ -194,7 +202,7 @@ def test_flipped_bytes_in_a_page_with_a_standard_page_crc(group, tmp_path):
     flip_middle_of_chunk(victim, 1, "v")
     cfg = config(tmp_path / "c.yaml", ds, batch_size=100, shuffle=IN_ORDER,
                  outputs={"v": {"columns": "v", "dtype": "float64"}, "id": "id"})  # fmt: skip
-    _, res = expect_failure(group, cfg, mentions=["data.parquet", "row group 1", '"v"'],
+    _, res = expect_failure(group, cfg, mentions=["data.parquet", "row group 1", '"v"', DAMAGED_HINT],
                             batches_ok=True)  # fmt: skip
     check_delivered(res, {"v": table["v"].to_numpy(), "id": table["id"].to_numpy()},
                     range(1000, 2000))  # fmt: skip
