@@ -127,3 +127,13 @@ func TestCompileTensors(t *testing.T) {
 		}
 	}
 }
+
+// A struct column is refused with the dotted paths its fields are read by.
+func TestStructColumnNamesItsFieldPaths(t *testing.T) {
+	inner := arrow.StructOf(arrow.Field{Name: "c", Type: arrow.PrimitiveTypes.Int64})
+	st := arrow.StructOf(arrow.Field{Name: "a", Type: arrow.PrimitiveTypes.Float32}, arrow.Field{Name: "b", Type: inner})
+	_, err := Compile(config.Output{Name: "x"}, []arrow.Field{{Name: "s", Type: st}})
+	if err == nil || !strings.Contains(err.Error(), `dotted paths: "s.a", "s.b.c"`) {
+		t.Fatalf("got %v", err)
+	}
+}

@@ -2,6 +2,7 @@ package transform
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 )
@@ -126,9 +127,34 @@ func classify(f arrow.Field) (source, error) {
 		ok = false
 	}
 	if !ok {
-		return s, fmt.Errorf("column %q: type %s is not supported (want ints, floats, bool, strings, timestamps, dates, times, decimals, or a list of ints, floats or strings)", f.Name, f.Type)
+		return s, fmt.Errorf("column %q: type %s is not supported (want ints, floats, bool, strings, timestamps, dates, times, decimals, or a list of ints, floats or strings)%s",
+			f.Name, f.Type, structHint(f))
 	}
 	return s, nil
+}
+
+// structHint names a struct's fields by the dotted paths a config reads them by.
+func structHint(f arrow.Field) string {
+	st, ok := f.Type.(*arrow.StructType)
+	if !ok {
+		return ""
+	}
+	var paths []string
+	var walk func(prefix string, t *arrow.StructType)
+	walk = func(prefix string, t *arrow.StructType) {
+		for _, c := range t.Fields() {
+			if sub, ok := c.Type.(*arrow.StructType); ok {
+				walk(prefix+c.Name+".", sub)
+			} else {
+				paths = append(paths, fmt.Sprintf("%q", prefix+c.Name))
+			}
+		}
+	}
+	walk(f.Name+".", st)
+	if len(paths) > 8 {
+		paths = append(paths[:8], "...")
+	}
+	return "; read a struct's fields by their dotted paths: " + strings.Join(paths, ", ")
 }
 
 // classifyTyped classifies the non-list types whose values need their type to read:
