@@ -56,6 +56,6 @@ printf '%s\n' "${ratios[@]}" | sort -n | awk '{a[NR]=$1} END {printf "median rat
 echo "== CPU profile of one serve run (top 25 by flat time)"
 serve_once --cpuprofile "$OUT/serve.prof" >/dev/null
 go tool pprof -top -nodecount=25 "$BIN" "$OUT/serve.prof" 2>/dev/null | sed -n '4,40p'
-echo "== by stage (cumulative): reading chunks (ReadChunks: pread), page decoding (Decoder.Read: decompression, levels, values), the transforms' ops (op.run, pageDict.load) and stores into records (Output.write), arrow-go (ReadRowGroup, for columns the page path does not read), gather into the slots, GC"
+echo "== by stage (cumulative): reading chunks (ReadChunks: pread), page decoding (Decoder.Read: decompression, levels, values), the transforms' ops (op.run, pageDict.load) and stores into records (Output.write; the one-pass forms: fuseF32AVX, Output.storeDict), arrow-go (ReadRowGroup, for columns the page path does not read), gather into the slots, GC"
 go tool pprof -top -cum -nodecount=400 "$BIN" "$OUT/serve.prof" 2>/dev/null |
-  grep -E 'Total samples|Reader\).ReadChunks$|Decoder\).Read$|s2Decode$|pageDict\).load$|Reader\).ReadRowGroup$|Output\).applyPages$|Output\).ApplyTo$|Output\).write$|op\).run$|server\).gather$|runtime.gcBgMarkWorker$' || true
+  grep -E 'Total samples|Reader\).ReadChunks$|Decoder\).Read$|s2Decode$|pageDict\).load$|Reader\).ReadRowGroup$|Output\).applyPages$|Output\).ApplyTo$|Output\).write$|Output\).storeDict$|fuseF32AVX$|op\).run$|server\).gather$|runtime.gcBgMarkWorker$' || true
