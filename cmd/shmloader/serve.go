@@ -65,6 +65,12 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 			"a start-up summary, a status line every --progress, and at the end one line per\n"+
 			"rank: rank=R batches=N rows=M. --print-config writes the config to stdout.\n\n")
 		fs.PrintDefaults()
+		fmt.Fprintf(fs.Output(), "\nEnvironment:\n"+
+			"  SHMLOADER_SHM_DIR   segment directory when --dir is not given (default /dev/shm)\n"+
+			"  SHMLOADER_DECODER   pages (default: flat columns decoded page by page) or arrow\n"+
+			"                      (every column through arrow-go); the bytes served are the same\n"+
+			"  SHMLOADER_SPIN_US   microseconds to busy-poll a ring before sleeping (0..1000000; the\n"+
+			"                      trainers' C library reads it too)\n")
 	}
 	// A log line to a reader that went away (a launcher's pipe, `| head`) must not kill
 	// serve before it removes its segments: EPIPE instead of SIGPIPE.
