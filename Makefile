@@ -62,6 +62,8 @@ test: build venv test-go test-c test-python
 
 test-go: go-build c-build
 	$(GO) test $(GOFLAGS_TEST) ./...
+	# Allocation counts mean something only without the race detector (allocs_test.go).
+	$(GO) test -count=1 -run Allocations ./producer/serve/
 
 test-c: go-build
 	$(MAKE) -C bindings/c BUILD=$(BUILD) test
