@@ -114,8 +114,10 @@ time.sleep(600)
 
 
 def temp_files() -> set[str]:
+    """The launcher's temporary files: serve's log (the config goes through a descriptor).
+    Only these names, as other test suites may make shmloader-* dirs in the same /tmp."""
     tmp = tempfile.gettempdir()
-    return {n for n in os.listdir(tmp) if n.startswith("shmloader-")}
+    return {n for n in os.listdir(tmp) if n.startswith("shmloader-serve-") and n.endswith(".log")}
 
 
 @pytest.mark.parametrize("fork", [False, True], ids=["alone", "with a forked child alive"])
