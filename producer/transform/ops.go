@@ -82,9 +82,10 @@ func (o *op) run(w *work, n int) {
 		}
 	case opNorm:
 		mean, std := o.f, o.g
-		if frac, _ := math.Frexp(std); frac == 0.5 || frac == -0.5 {
-			// std is a power of two: multiplying by 1/std is exact, the same bits as
-			// dividing, and several times faster.
+		if frac, _ := math.Frexp(std); (frac == 0.5 || frac == -0.5) && !math.IsInf(1/std, 0) {
+			// std is a power of two whose inverse is a float64: multiplying by 1/std is
+			// exact, the same bits as dividing, and several times faster. (Below 2^-1023
+			// the inverse overflows, and only dividing gives the quotient.)
 			inv := 1 / std
 			for k, v := range f {
 				f[k] = (v - mean) * inv
