@@ -2,6 +2,7 @@ package dataset
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"sync"
 
@@ -71,7 +72,12 @@ func DecodeLZ4Hadoop(dst, src []byte, n int) ([]byte, error) {
 		}
 		return dst, nil
 	}
-	got, err := lz4.UncompressBlock(src, dst)
+	got, err := 0, errLZ4Empty
+	if n > 0 {
+		got, err = lz4.UncompressBlock(src, dst)
+	} else if len(src) == 1 && src[0] == 0 {
+		return dst, nil // the raw block of nothing: a token of no literals
+	}
 	if err == nil && got == n {
 		return dst, nil
 	}
@@ -86,6 +92,11 @@ func DecodeLZ4Hadoop(dst, src []byte, n int) ([]byte, error) {
 	return nil, kindf(ErrCorrupt, "lz4: %d-byte body, %d bytes uncompressed: not Hadoop-framed (%v), not a raw LZ4 block (%s), not an LZ4 frame (%v)",
 		len(src), n, hadoop, raw, ferr)
 }
+
+// errLZ4Empty stands for the raw block decoder on an empty page: pierrec/lz4's
+// UncompressBlock reads through dst's pointer even when dst is empty, and a nil one
+// panics, so a page of 0 bytes takes only the one raw block that decodes to nothing.
+var errLZ4Empty = errors.New("lz4: not the empty block")
 
 // hadoopMiss says why a body is not Hadoop-framed. It is a plain value, not an error, so
 // that trying the framing and falling back allocates nothing; it is formatted only when
@@ -143,8 +154,11 @@ func lz4Hadoop(dst, src []byte) (int, hadoopMiss) {
 			return total, miss
 		}
 		got, err := -1, error(nil)
-		if csize > 0 { // pierrec/lz4 decodes no input to nothing; liblz4 calls it corrupt
+		switch {
+		case csize > 0 && dsize > 0: // pierrec/lz4 decodes no input to nothing; liblz4 calls it corrupt
 			got, err = lz4.UncompressBlock(src[body:body+int(csize)], dst[total:total+int(dsize)])
+		case csize == 1 && src[body] == 0: // a block of nothing (errLZ4Empty: not through the decoder)
+			got = 0
 		}
 		if err != nil || got != int(dsize) {
 			if err != nil {
