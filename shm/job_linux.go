@@ -161,11 +161,21 @@ func removeSegments(dir string, uid int, job string, onlyDead bool) ([]string, e
 			continue
 		}
 		if err := ignoreMissing(unix.Unlink(p)); err != nil {
-			return removed, &Error{Op: "remove", Path: p, Err: err}
+			return removed, &Error{Op: "remove", Path: p, Err: fmt.Errorf("%w%s", err, notOurs(p, uid))}
 		}
 		removed = append(removed, p)
 	}
 	return removed, nil
+}
+
+// notOurs explains a segment name of ours that we may not remove: a file another user
+// made under it (in a sticky directory such as /dev/shm only its owner removes it).
+func notOurs(path string, uid int) string {
+	var st unix.Stat_t
+	if unix.Lstat(path, &st) != nil || int(st.Uid) == uid {
+		return ""
+	}
+	return fmt.Sprintf(" (the file is owned by uid %d, not by this user: another user made it under this job's name; it is not used, but only its owner or root can remove it, or serve this job with another --dir)", st.Uid)
 }
 
 // segmentLive reports whether a producer holds the segment's producer byte. A file we
