@@ -11,10 +11,13 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
+import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -224,6 +227,28 @@ class Group:
                          prefix=prefix)  # fmt: skip
         self.children.append(child)
         return child
+
+
+def serve_in_order(bin: Path, tmp: Path, cfg: Path, name: str,
+                   env: dict[str, str] | None = None) -> Result:  # fmt: skip
+    """Serves cfg (one rank) to one consumer named name, in its own shared-memory dir;
+    checks that serve exits 0 without a panic and the consumer reads to the stream's end;
+    returns what the consumer read."""
+    shm_dir = Path(tempfile.mkdtemp(prefix="shmloader-test-", dir="/dev/shm"))
+    job = "ord-" + uuid.uuid4().hex[:12]
+    try:
+        with Group(bin, shm_dir, tmp) as g:
+            g.env.update(env or {})
+            consumer = g.consume(job, 0, name)
+            proc = g.serve(cfg, job, "--drain-timeout", "20s")
+            rc = proc.wait(timeout=60)
+            assert_no_panic(proc.stderr)
+            assert rc == 0, proc.describe()
+            res = consumer.result(timeout=30)
+    finally:
+        shutil.rmtree(shm_dir, ignore_errors=True)
+    assert res.end == "stream_end", res.end
+    return res
 
 
 @dataclass

@@ -16,9 +16,6 @@ other byte for byte.
 from __future__ import annotations
 
 import math
-import shutil
-import tempfile
-import uuid
 from pathlib import Path
 from typing import Any
 
@@ -139,21 +136,7 @@ def serve(shmloader_bin: Path, root: Path, tmp: Path, decoder: str) -> servekit.
         tmp / f"layouts-{decoder}.yaml", dataset=str(root), batch_size=BATCH, partitions=1,
         shuffle={"row_groups": False, "window": 0}, drop_last=True, outputs=OUTPUTS,
     )  # fmt: skip
-    shm_dir = Path(tempfile.mkdtemp(prefix="shmloader-test-", dir="/dev/shm"))
-    job = "lay-" + uuid.uuid4().hex[:12]
-    try:
-        with servekit.Group(shmloader_bin, shm_dir, tmp) as g:
-            g.env["SHMLOADER_DECODER"] = decoder
-            consumer = g.consume(job, 0, f"rank0-{decoder}")
-            proc = g.serve(cfg, job, "--drain-timeout", "20s")
-            rc = proc.wait(timeout=30)
-            servekit.assert_no_panic(proc.stderr)
-            assert rc == 0, proc.describe()
-            res = consumer.result(timeout=20)
-    finally:
-        shutil.rmtree(shm_dir, ignore_errors=True)
-    assert res.end == "stream_end", res.end
-    return res
+    return servekit.serve_in_order(shmloader_bin, tmp, cfg, f"rank0-{decoder}", {"SHMLOADER_DECODER": decoder})
 
 
 @pytest.fixture(scope="module")

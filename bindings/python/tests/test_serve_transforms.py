@@ -11,9 +11,6 @@ the spec (NaN-aware, canonical NaN bits checked, signs of zero checked).
 from __future__ import annotations
 
 import math
-import shutil
-import tempfile
-import uuid
 from pathlib import Path
 from typing import Any
 
@@ -195,20 +192,7 @@ def served(request, shmloader_bin: Path, tmp_path_factory, data, library) -> ser
         tmp / "transforms.yaml", dataset=str(ds / "part-*.parquet"), batch_size=BATCH,
         shuffle={"row_groups": False, "window": 0}, drop_last=True, outputs=OUTPUTS,
     )  # fmt: skip
-    shm_dir = Path(tempfile.mkdtemp(prefix="shmloader-test-", dir="/dev/shm"))
-    job = "tf-" + uuid.uuid4().hex[:12]
-    try:
-        with servekit.Group(shmloader_bin, shm_dir, tmp) as g:
-            g.env.update(env)
-            consumer = g.consume(job, 0, "rank0")
-            serve = g.serve(cfg, job, "--drain-timeout", "20s")
-            rc = serve.wait(timeout=30)
-            servekit.assert_no_panic(serve.stderr)
-            assert rc == 0, serve.describe()
-            res = consumer.result(timeout=20)
-    finally:
-        shutil.rmtree(shm_dir, ignore_errors=True)
-    assert res.end == "stream_end", res.end
+    res = servekit.serve_in_order(shmloader_bin, tmp, cfg, "rank0", env)
     assert [b["rows"] for b in res.batches] == [BATCH] * (ROWS // BATCH)
     assert np.array_equal(res.tensors["id"], np.arange(ROWS)), "rows out of file order"
     return res

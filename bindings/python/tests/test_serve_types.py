@@ -14,9 +14,6 @@ Python's float(Decimal). The semantics are those of producer/transform/doc.go.
 
 from __future__ import annotations
 
-import shutil
-import tempfile
-import uuid
 from datetime import datetime, timezone
 from decimal import Decimal
 from pathlib import Path
@@ -198,20 +195,7 @@ def serve(bin: Path, tmp: Path, ds: Path, outputs: dict[str, Any], decoder: str)
         tmp / f"{ds.name}-{decoder}.yaml", dataset=str(ds / "part-*.parquet"), batch_size=BATCH,
         shuffle={"row_groups": False, "window": 0}, drop_last=True, outputs=outputs,
     )  # fmt: skip
-    shm_dir = Path(tempfile.mkdtemp(prefix="shmloader-test-", dir="/dev/shm"))
-    job = "ty-" + uuid.uuid4().hex[:12]
-    try:
-        with servekit.Group(bin, shm_dir, tmp) as g:
-            g.env["SHMLOADER_DECODER"] = decoder
-            consumer = g.consume(job, 0, f"{ds.name}-{decoder}")
-            proc = g.serve(cfg, job, "--drain-timeout", "20s")
-            rc = proc.wait(timeout=30)
-            servekit.assert_no_panic(proc.stderr)
-            assert rc == 0, proc.describe()
-            res = consumer.result(timeout=20)
-    finally:
-        shutil.rmtree(shm_dir, ignore_errors=True)
-    assert res.end == "stream_end", res.end
+    res = servekit.serve_in_order(bin, tmp, cfg, f"{ds.name}-{decoder}", {"SHMLOADER_DECODER": decoder})
     assert np.array_equal(res.tensors["id"], np.arange(ROWS)), "rows out of file order"
     return res
 

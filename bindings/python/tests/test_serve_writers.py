@@ -37,9 +37,6 @@ from __future__ import annotations
 
 import base64
 import json
-import shutil
-import tempfile
-import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -601,21 +598,7 @@ def serve(bin: Path, tmp: Path, root: Path, outputs: dict[str, Any],
         tmp / f"{root.name}-{decoder}.yaml", dataset=str(root), batch_size=BATCH, partitions=1,
         shuffle={"row_groups": False, "window": 0}, drop_last=True, outputs=outputs,
     )  # fmt: skip
-    shm_dir = Path(tempfile.mkdtemp(prefix="shmloader-test-", dir="/dev/shm"))
-    job = "wr-" + uuid.uuid4().hex[:12]
-    try:
-        with servekit.Group(bin, shm_dir, tmp) as g:
-            g.env["SHMLOADER_DECODER"] = decoder
-            consumer = g.consume(job, 0, f"{root.name}-{decoder}")
-            proc = g.serve(cfg, job, "--drain-timeout", "20s")
-            rc = proc.wait(timeout=60)
-            servekit.assert_no_panic(proc.stderr)
-            assert rc == 0, proc.describe()
-            res = consumer.result(timeout=30)
-    finally:
-        shutil.rmtree(shm_dir, ignore_errors=True)
-    assert res.end == "stream_end", res.end
-    return res
+    return servekit.serve_in_order(bin, tmp, cfg, f"{root.name}-{decoder}", {"SHMLOADER_DECODER": decoder})
 
 
 @dataclass
