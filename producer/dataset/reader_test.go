@@ -29,6 +29,18 @@ func checkValues(t *testing.T, names []string, cols []*arrow.Chunked, first int6
 	}
 }
 
+// checkAllValues reads columns a, b, s, l of every row group of d (rgRows rows each) and
+// compares them with testRecord.
+func checkAllValues(t *testing.T, d *Dataset, rgRows int64) {
+	t.Helper()
+	names := []string{"a", "b", "s", "l"}
+	groups := readAll(t, d, names)
+	defer release(groups)
+	for g, cols := range groups {
+		checkValues(t, names, cols, int64(g)*rgRows)
+	}
+}
+
 func TestReadRowGroupValues(t *testing.T) {
 	for _, codec := range []compress.Compression{compress.Codecs.Uncompressed, compress.Codecs.Snappy, compress.Codecs.Zstd, compress.Codecs.Lz4, compress.Codecs.Lz4Raw} {
 		dir := t.TempDir()
