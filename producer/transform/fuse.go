@@ -22,10 +22,11 @@ type fuseF32 struct {
 	prefill   bool // a null takes pre and is normalized
 }
 
-// fuseFor is the fused form of p in output o, if it has one.
+// fuseFor is the fused form of p in output o, if it has one. It is used only on runs of
+// FLOAT pages (pageSource.f32Run), so the values it takes are float32s.
 func fuseFor(o *Output, p *colPlan) fuseF32 {
 	f := fuseF32{post: math.NaN()}
-	if o.dtype != ring.Float32 || o.pad != 0 || p.src.kind != kFloat || p.kind != kFloat || p.src.typ == nil {
+	if o.dtype != ring.Float32 || o.pad != 0 || p.src.kind != kFloat || p.kind != kFloat {
 		return fuseF32{}
 	}
 	filled := false
