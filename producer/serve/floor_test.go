@@ -13,7 +13,7 @@ import (
 // that trainer gone: nothing else may change while it waits (every window ready, no
 // gather running), so without the wake it would wait for ever.
 func TestTrainerLeavingWakesARankWaitingForRoom(t *testing.T) {
-	s := &server{trainer: make([]atomic.Bool, 1)}
+	s := &server{trainer: make([]atomic.Bool, 1), hadTrainer: make([]atomic.Bool, 1)}
 	q := newQueue()
 	defer q.stop()
 	go func() { // a worker: every task is done at once

@@ -1,9 +1,12 @@
 package serve
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"os/exec"
 	"slices"
 	"strings"
 	"testing"
@@ -109,6 +112,73 @@ func TestTrainerLeavesMidStream(t *testing.T) {
 		t.Fatalf("serve returned %v, want an error naming rank 1 and --drain-timeout", err)
 	}
 	if d := time.Since(start); d > 15*time.Second {
+		t.Fatalf("serve took %v to give up", d)
+	}
+}
+
+// takeOneEnv names "job rank dir" for the test binary run as a trainer process: it
+// attaches, takes one batch, says "took" on stdout and waits to be killed.
+const takeOneEnv = "SHMLOADER_TEST_TAKE_ONE"
+
+func takeOneAndWait() {
+	var job, dir string
+	var rank int
+	if _, err := fmt.Sscan(os.Getenv(takeOneEnv), &job, &rank, &dir); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	c, err := consumer.Attach(job, rank, consumer.Options{Dir: dir, Timeout: 20 * time.Second})
+	if err == nil {
+		_, err = c.Next(20 * time.Second)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	fmt.Println("took")
+	time.Sleep(time.Hour)
+	os.Exit(0)
+}
+
+// A trainer killed after it took a batch but before it released one has still left its
+// rank: --drain-timeout bounds the wait for the next one, as it does after a trainer
+// that read for a while. Only its pid in the ring header, which a kill leaves, tells.
+func TestTrainerKilledBeforeItsFirstRelease(t *testing.T) {
+	cfg := testConfig(t)
+	cfg.Job = fmt.Sprintf("orph0%d", time.Now().UnixNano()%1e9)
+	dir := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { _, err := Run(ctx, cfg, Options{Dir: dir, DrainTimeout: time.Second}); done <- err }()
+	go read(cfg.Job, 0, dir, [2]uint64{}) // rank 0 reads until serve stops
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(self, "-test.run=^$")
+	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s 1 %s", takeOneEnv, cfg.Job, dir))
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if line != "took\n" {
+		t.Fatalf("trainer process: %q %v", line, err)
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	killed := time.Now()
+	err = <-done
+	if err == nil || !strings.Contains(err.Error(), "rank 1") || !strings.Contains(err.Error(), "drain-timeout") {
+		t.Fatalf("serve returned %v, want an error naming rank 1 and --drain-timeout", err)
+	}
+	if d := time.Since(killed); d > 15*time.Second {
 		t.Fatalf("serve took %v to give up", d)
 	}
 }

@@ -155,10 +155,17 @@ func (s *server) drain(ctx context.Context, p *ring.Producer, dataEnd uint64, at
 
 // orphaned gives up on rank r when, with --drain-timeout set, the trainer that was
 // reading its ring has been gone that long and none has attached since. Without the
-// timeout a new trainer may attach (and seek) at any time.
+// timeout a new trainer may attach (and seek) at any time. A rank no trainer ever
+// attached to waits for its first one for ever: trainers may start after serve. One that
+// attached counts even if it died before releasing a batch (it announced its pid in the
+// ring header, which only a clean detach clears, and watchTrainers saw it if it lived 20
+// ms).
 func (s *server) orphaned(r int, p *ring.Producer, attached func() (bool, error), left *time.Time) error {
-	if s.opt.DrainTimeout <= 0 || p.Released() == 0 {
-		return nil // no timeout, or no trainer has read from this ring yet
+	if s.opt.DrainTimeout <= 0 {
+		return nil
+	}
+	if p.Released() == 0 && p.ConsumerPID() == 0 && !s.hadTrainer[r].Load() {
+		return nil // no trainer has come to this ring yet
 	}
 	if on, err := attached(); err != nil || on {
 		*left = time.Time{}
@@ -264,6 +271,9 @@ func (s *server) watchTrainers(attached []func() (bool, error)) {
 		on, err := f()
 		v := on || err != nil // cannot tell: count it, as floor must not skip a reader
 		moved = s.trainer[r].Swap(v) != v || moved
+		if on {
+			s.hadTrainer[r].Store(true)
+		}
 	}
 	if moved {
 		// The floor moved: a rank waiting for room behind a trainer that just left must

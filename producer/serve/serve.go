@@ -69,6 +69,9 @@ type server struct {
 	// every 20 ms by watchTrainers): a trainer that died or left without detaching no
 	// longer counts, whatever pid its ring header still names.
 	trainer []atomic.Bool
+	// hadTrainer[r]: a trainer has held rank r's consumer lock since serve started, so
+	// --drain-timeout applies to the rank once none does.
+	hadTrainer []atomic.Bool
 }
 
 // Run serves cfg until every rank has published its epochs and its consumer has read
@@ -148,6 +151,7 @@ func Run(ctx context.Context, cfg *config.Config, opt Options) ([]Result, error)
 	live := s.live(job.Dir, hash, workers)
 	defer live.close() // before the rings are unmapped: observers keep its last figures
 	s.trainer = make([]atomic.Bool, cfg.Ranks)
+	s.hadTrainer = make([]atomic.Bool, cfg.Ranks)
 	attached := make([]func() (bool, error), cfg.Ranks)
 	for r := range attached {
 		attached[r] = job.Segments[r].ConsumerAttached

@@ -19,6 +19,9 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	if os.Getenv(takeOneEnv) != "" {
+		takeOneAndWait() // a trainer process for liveness_test.go
+	}
 	code := m.Run()
 	if dataDir != "" {
 		os.RemoveAll(filepath.Dir(dataDir))

@@ -114,6 +114,7 @@ func (s *server) summary(dir string, hash uint64, workers int, g *ring.Geometry)
 		c.Job, c.Ranks, c.RingDepth, sizeText(g.SlotSize), dir, hash, workers, epochs, c.Seed),
 		"job", c.Job, "ranks", c.Ranks, "slots", c.RingDepth, "slot_bytes", g.SlotSize, "dir", dir,
 		"config_hash", fmt.Sprintf("0x%016x", hash), "workers", workers, "epochs", c.Epochs, "seed", c.Seed)
+	s.memorySummary(g)
 	switch o := s.opt; {
 	case o.StartBase != 0:
 		s.logf("starting every rank at epoch %d, global batch %d (a state saved under %d trainers; %d here)",
@@ -121,6 +122,31 @@ func (s *server) summary(dir string, hash uint64, workers int, g *ring.Geometry)
 	case o.StartEpoch != 0 || o.StartStep != 0:
 		s.logf("starting every rank at epoch %d step %d", o.StartEpoch, o.StartStep)
 	}
+}
+
+// memorySummary logs what serve's memory is made of, whatever the dataset's size: the
+// rings, and at most windows.capacity windows of decoded rows, each of at most
+// shuffle.window row groups in buffers sized for the largest row group, with an 8-byte
+// serving order per row when shuffled. Beyond those, the Go runtime, the files' footers
+// and the plan (which grow with the number of row groups, not rows) and each worker's
+// column chunk buffers. With the cache on, the rows are pages of the cache's files
+// instead of anonymous memory.
+func (s *server) memorySummary(g *ring.Geometry) {
+	rings := uint64(s.cfg.Ranks) * g.TotalSize
+	rgs := int64(max(1, s.cfg.Shuffle.Window))
+	perRow := int64(s.blocks.layout.stride)
+	if s.cfg.Shuffle.Window > 0 {
+		perRow += 8 // a loc per row
+	}
+	window := uint64(rgs * s.blocks.maxRows * perRow)
+	where := "anonymous memory"
+	if s.store.cache != nil {
+		where = "pages of the cache's files"
+	}
+	n := uint64(s.windows.capacity)
+	s.log.Info(fmt.Sprintf("memory: rings %s + at most %d windows of %d row groups × %d rows × %d B = %s of decoded rows (%s), whatever the dataset's size",
+		sizeText(rings), n, rgs, s.blocks.maxRows, perRow, sizeText(n*window), where),
+		"ring_bytes", rings, "windows", n, "window_bytes", window, "window_rows_in", where)
 }
 
 // listText writes a list of partitions briefly: "0-7" or "1, 3, 5".
