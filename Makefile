@@ -19,7 +19,7 @@ TORCHREQ := bindings/python/requirements-torch.txt
 export SHMLOADER_BIN := $(BUILD)/bin/shmloader
 export SHMLOADER_LIB := $(BUILD)/lib/libshmloader.so
 
-.PHONY: build go-build c-build venv wheel torch-venv bench-venv demo test test-go test-c test-python test-fuzz test-torch bench bench-report bench-transport bench-torch bench-producer bench-cachesim fuzz clean distclean
+.PHONY: build go-build c-build venv wheel torch-venv bench-venv demo test test-go test-c test-python test-fuzz test-torch soak print-fuzz-targets bench bench-report bench-transport bench-torch bench-producer bench-cachesim fuzz clean distclean
 
 build: go-build c-build
 
@@ -30,7 +30,11 @@ go-build:
 
 c-build:
 	$(MAKE) -C bindings/c BUILD=$(BUILD) lib examples
-	cp $(BUILD)/lib/libshmloader.so bindings/python/shmloader/libshmloader.so
+	# A new file, renamed into place, and only when it changed: a process that has the
+	# old one loaded (a test run that rebuilds, as test_wheel.py does) keeps its pages.
+	cmp -s $(BUILD)/lib/libshmloader.so bindings/python/shmloader/libshmloader.so || \
+	  { cp $(BUILD)/lib/libshmloader.so bindings/python/shmloader/libshmloader.so.tmp && \
+	    mv -f bindings/python/shmloader/libshmloader.so.tmp bindings/python/shmloader/libshmloader.so; }
 
 # Python venv inside the repo with pinned requirements; rebuilt when they change.
 venv: $(VENV)/.installed
@@ -162,6 +166,19 @@ fuzz:
 
 test-fuzz:
 	$(call fuzz-all,$(FUZZTIME_TEST))
+
+print-fuzz-targets:
+	@echo $(FUZZ_TARGETS)
+
+# The long reliability suite (RELIABILITY.md): 1,000 fault-injection iterations, 16 rings
+# under load for 10 minutes, the memory bound on a dataset 10x the demo's (generated into
+# build/membound, about 6 GB), every fuzz target for 15 s and a million corrupted ring
+# headers under ASan and UBSan. Prints a summary and writes the figures into RELIABILITY.md
+# and bench/RESULTS.md. About an hour on 2 cores. SOAK_ARGS: e.g. --only faults,load or
+# --iterations 200 (a partial soak writes nothing).
+soak: build venv
+	$(MAKE) -C bindings/c BUILD=$(BUILD) $(BUILD)/c-tests/test_validate
+	cd bindings/python/tests && $(PY) soak.py $(SOAK_ARGS)
 
 clean:
 	rm -rf $(BUILD) bindings/python/shmloader/libshmloader.so

@@ -208,11 +208,21 @@ static uint64_t next_rand(uint64_t *s) {
   return *s;
 }
 
+/* SHML_CORRUPTIONS (default 4000) corrupted images from SHML_CORRUPTION_SEED: make soak
+ * runs many more than make test. */
+static long env_long(const char *name, long def) {
+  const char *v = getenv(name);
+  char *end;
+  long n = v ? strtol(v, &end, 0) : def;
+  return v && (*end != '\0' || n <= 0) ? def : n;
+}
+
 static void random_loop(struct check *t, const struct img *im) {
   struct shml__geom g;
-  uint64_t seed = 0x5eed5eed12345ULL;
-  int bad = 0, counts[18] = {0};
-  for (int it = 0; it < 4000; it++) {
+  long iters = env_long("SHML_CORRUPTIONS", 4000);
+  uint64_t seed = (uint64_t)env_long("SHML_CORRUPTION_SEED", 0x5eed5eed12345L);
+  long bad = 0, counts[18] = {0};
+  for (long it = 0; it < iters; it++) {
     size_t len = im->len;
     if (next_rand(&seed) % 8 == 0) len = next_rand(&seed) % im->len;
     uint8_t *b = malloc(len ? len : 1);
@@ -229,9 +239,9 @@ static void random_loop(struct check *t, const struct img *im) {
     if (!is_validation_result(rc)) bad++;
     counts[rc == SHML__NOTREADY ? 17 : -rc]++;
   }
-  CHECK(t, bad == 0, "4000 random multi-byte corruptions give validation results");
-  printf("#   OK %d, not-ready %d, EMAGIC %d, EVERSION %d, ESIZE %d, EOFFSET %d, ESCHEMA %d, "
-         "ECORRUPT %d\n",
+  CHECK(t, bad == 0, "random multi-byte corruptions give validation results");
+  printf("#   %ld corruptions: OK %ld, not-ready %ld, EMAGIC %ld, EVERSION %ld, ESIZE %ld, "
+         "EOFFSET %ld, ESCHEMA %ld, ECORRUPT %ld\n", iters,
          counts[0], counts[17], counts[5], counts[6], counts[7],
          counts[8], counts[9], counts[10]);
 }

@@ -21,7 +21,7 @@ import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -138,6 +138,9 @@ class Child:
         )
 
 
+C = TypeVar("C", bound=Child)
+
+
 @dataclass
 class Serve(Child):
     def summary(self) -> dict[str, int]:
@@ -195,22 +198,21 @@ class Group:
                 "--job", job, *flags]  # fmt: skip
         if quiet:
             argv.append("--quiet")
-        out, err = self._files("serve")
+        return self._spawn(Serve, "serve", "serve " + " ".join(argv[2:]), argv)
+
+    def _spawn(self, cls: type[C], file: str, name: str, argv: Sequence[str], **kw: Any) -> C:
+        """Starts argv with stdout and stderr in tmp/FILE.N.stdout and .stderr."""
+        out, err = self._files(file)
         with open(out, "wb") as o, open(err, "wb") as e:
-            popen = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=o, stderr=e,
+            popen = subprocess.Popen(list(argv), stdin=subprocess.DEVNULL, stdout=o, stderr=e,
                                      env=self.env)  # fmt: skip
-        child = Serve(popen, "serve " + " ".join(argv[2:]), out, err)
+        child = cls(popen, name, out, err, **kw)
         self.children.append(child)
         return child
 
     def run(self, argv: Sequence[str], timeout: float) -> Child:
         """Runs a command to its end."""
-        out, err = self._files("cmd")
-        with open(out, "wb") as o, open(err, "wb") as e:
-            popen = subprocess.Popen(list(argv), stdin=subprocess.DEVNULL, stdout=o, stderr=e,
-                                     env=self.env)  # fmt: skip
-        child = Child(popen, " ".join(argv[:2]), out, err)
-        self.children.append(child)
+        child = self._spawn(Child, "cmd", " ".join(argv[:2]), argv)
         child.wait(timeout)
         return child
 
@@ -219,14 +221,12 @@ class Group:
         prefix = self.tmp / name
         argv = [sys.executable, str(CONSUME), "--job", job, "--rank", str(rank),
                 "--dir", str(self.shm_dir), "--out", str(prefix), *args]  # fmt: skip
-        out, err = self._files(name)
-        with open(out, "wb") as o, open(err, "wb") as e:
-            popen = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=o, stderr=e,
-                                     env=self.env)  # fmt: skip
-        child = Consumer(popen, f"consumer {name} (job {job} rank {rank})", out, err,
-                         prefix=prefix)  # fmt: skip
-        self.children.append(child)
-        return child
+        return self._spawn(Consumer, name, f"consumer {name} (job {job} rank {rank})", argv,
+                           prefix=prefix)  # fmt: skip
+
+    def python(self, name: str, script: Path, *args: str) -> Child:
+        """Starts a Python script of this directory with the tests' environment."""
+        return self._spawn(Child, name, name, [sys.executable, str(script), *args])
 
 
 def serve_in_order(bin: Path, tmp: Path, cfg: Path, name: str,
