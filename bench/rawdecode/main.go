@@ -87,7 +87,11 @@ func columns(cfg *config.Config, d *dataset.Dataset) ([]int, error) {
 	if err != nil {
 		return nil, err
 	}
-	schema := d.Files[0].Meta.Schema
+	meta, err := d.Files[0].Footer()
+	if err != nil {
+		return nil, err
+	}
+	schema := meta.Schema
 	seen := map[int]bool{}
 	var out []int
 	add := func(name string) {
@@ -111,7 +115,11 @@ func columns(cfg *config.Config, d *dataset.Dataset) ([]int, error) {
 
 // readRowGroup decodes cols of rg into Arrow arrays and returns their buffer bytes.
 func readRowGroup(rg dataset.RowGroup, cols []int) (int64, error) {
-	f, err := file.OpenParquetFile(rg.File.Path, false, file.WithMetadata(rg.File.Meta))
+	meta, err := rg.File.Footer()
+	if err != nil {
+		return 0, err
+	}
+	f, err := file.OpenParquetFile(rg.File.Path, false, file.WithMetadata(meta))
 	if err != nil {
 		return 0, err
 	}

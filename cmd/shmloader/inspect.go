@@ -129,8 +129,12 @@ func printInspect(out io.Writer, d *dataset.Dataset, rowGroups bool) {
 // codecs lists the compression codecs of a file's column chunks.
 func codecs(f *dataset.File) string {
 	seen := map[string]bool{}
-	for i := range f.Meta.RowGroups {
-		rg := f.Meta.RowGroup(i)
+	meta, err := f.Footer()
+	if err != nil {
+		return err.Error()
+	}
+	for i := range meta.RowGroups {
+		rg := meta.RowGroup(i)
 		for j := 0; j < rg.NumColumns(); j++ {
 			if cc, err := rg.ColumnChunk(j); err == nil {
 				seen[cc.Compression().String()] = true

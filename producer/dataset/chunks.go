@@ -21,13 +21,18 @@ type Leaf struct {
 }
 
 // Leaf finds column name (a top-level column, or a field of a struct by its dotted
-// path) in f's schema; ok is false when f has no such leaf.
+// path) in f's schema; ok is false when f has no such leaf, or when its footer cannot be
+// read again (a Reader of the file reports why).
 func (f *File) Leaf(name string) (Leaf, bool) {
-	i := f.Meta.Schema.ColumnIndexByName(name)
+	meta, err := f.Footer()
+	if err != nil {
+		return Leaf{}, false
+	}
+	i := meta.Schema.ColumnIndexByName(name)
 	if i < 0 {
 		return Leaf{}, false
 	}
-	c := f.Meta.Schema.Column(i)
+	c := meta.Schema.Column(i)
 	return Leaf{Index: i, Type: c.PhysicalType(), TypeLen: c.TypeLength(),
 		MaxDef: c.MaxDefinitionLevel(), MaxRep: c.MaxRepetitionLevel()}, true
 }
@@ -35,7 +40,11 @@ func (f *File) Leaf(name string) (Leaf, bool) {
 // PagesReadable says whether the page decoder reads leaf l's chunk in row group rg (its
 // index in the file), from what the footer says of the chunk's encodings.
 func (f *File) PagesReadable(rg int, l Leaf) error {
-	md := f.Meta.RowGroups[rg].Columns[l.Index].MetaData
+	meta, err := f.Footer()
+	if err != nil {
+		return err
+	}
+	md := meta.RowGroups[rg].Columns[l.Index].MetaData
 	if md == nil {
 		return kindf(ErrCorrupt, "column chunk %d has no metadata", l.Index)
 	}
@@ -55,7 +64,7 @@ func (f *File) PagesReadable(rg int, l Leaf) error {
 // Each chunk's footer checksum (files of `shmloader gen`) is verified here; the decoder
 // checks page CRCs as it reads the pages.
 func (r *Reader) ReadChunks(rg int, ls []Leaf, buf []byte) ([]pages.Chunk, []byte, error) {
-	meta := r.file.Meta
+	meta := r.ft.meta
 	if rg < 0 || rg >= len(meta.RowGroups) {
 		return nil, buf, &Error{Op: "read", Path: r.file.Path, RowGroup: rg, Err: kindf(ErrRowGroup, "file has %d row groups", len(meta.RowGroups))}
 	}
@@ -113,9 +122,9 @@ func (r *Reader) ReadChunks(rg int, ls []Leaf, buf []byte) ([]pages.Chunk, []byt
 // chunk checks data, leaf l's chunk in row group rg read from offset start, against the
 // footer's checksum, and describes it for the page decoder.
 func (r *Reader) chunk(rg int, l Leaf, data []byte, start int64) (pages.Chunk, error) {
-	meta := r.file.Meta
-	if r.file.sums != nil {
-		want := r.file.sums[rg*meta.Schema.NumColumns()+l.Index]
+	meta := r.ft.meta
+	if r.ft.sums != nil {
+		want := r.ft.sums[rg*meta.Schema.NumColumns()+l.Index]
 		if got := crc32.ChecksumIEEE(data); got != want {
 			return pages.Chunk{}, r.chunkErr(rg, l, kindf(ErrChecksum, "column chunk at offset %d: footer CRC %08x, computed %08x", start, want, got))
 		}
@@ -126,5 +135,5 @@ func (r *Reader) chunk(rg int, l Leaf, data []byte, start int64) (pages.Chunk, e
 }
 
 func (r *Reader) chunkErr(rg int, l Leaf, err error) error {
-	return &Error{Op: "read", Path: r.file.Path, RowGroup: rg, Column: r.file.Meta.Schema.Column(l.Index).Path(), Err: err}
+	return &Error{Op: "read", Path: r.file.Path, RowGroup: rg, Column: r.ft.meta.Schema.Column(l.Index).Path(), Err: err}
 }

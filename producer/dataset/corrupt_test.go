@@ -21,7 +21,7 @@ func flip(t *testing.T, path string, rg, leaf, n int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	start, size, _ := chunkRange(f.Meta, rg, leaf)
+	start, size, _ := chunkRange(footerOf(t, f), rg, leaf)
 	data, _ := os.ReadFile(path)
 	mid := start + size/2
 	for i := int64(0); i < int64(n); i++ {
@@ -90,8 +90,8 @@ func corruptEverywhere(t *testing.T, codec compress.Compression) {
 	data, _ := os.ReadFile(clean)
 	names := []string{"a", "b", "s", "l"}
 	errs := 0
-	for leaf := range f.Meta.Schema.NumColumns() {
-		start, n, _ := chunkRange(f.Meta, 0, leaf)
+	for leaf := range footerOf(t, f).Schema.NumColumns() {
+		start, n, _ := chunkRange(footerOf(t, f), 0, leaf)
 		for _, at := range []int64{0, 3, 10, n / 3, n / 2, n - 5} {
 			bad := append([]byte(nil), data...)
 			bad[start+at] ^= 0x55
@@ -128,17 +128,17 @@ func TestStaleChecksumsAreIgnored(t *testing.T) {
 	dir := t.TempDir()
 	orig := writeTest(t, dir, "orig.parquet", 0, 300, writeOpts{rgRows: 100, checksums: true})
 	f, err := readFile(orig, 0)
-	if err != nil || f.sums == nil {
+	if err != nil || f.ft.sums == nil {
 		t.Fatalf("%v, sums %v", err, f)
 	}
-	stale := *f.Meta.KeyValueMetadata().FindValue(ChecksumKey)
+	stale := *footerOf(t, f).KeyValueMetadata().FindValue(ChecksumKey)
 	path := writeTest(t, dir, "copy.parquet", 0, 300, writeOpts{rgRows: 150, kv: map[string]string{ChecksumKey: stale}})
 	d, err := Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d.Files[0].sums != nil {
-		t.Fatal("checksums of another layout were taken")
+	if ft, err := d.Files[0].footer(); err != nil || ft.sums != nil {
+		t.Fatal("checksums of another layout were taken", err)
 	}
 	release(readAll(t, d, []string{"a", "b", "s", "l"}))
 	for _, k := range d.Schema.Metadata().Keys() {
@@ -176,8 +176,8 @@ func TestChunkRangeOverflowIsRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.Meta.RowGroups[0].Columns[0].MetaData.TotalCompressedSize = math.MaxInt64 - 3
-	if err := checkChunkRanges(f.Meta, f.Size); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "lies outside the file") {
+	footerOf(t, f).RowGroups[0].Columns[0].MetaData.TotalCompressedSize = math.MaxInt64 - 3
+	if err := checkChunkRanges(footerOf(t, f), f.Size); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "lies outside the file") {
 		t.Fatalf("got %v", err)
 	}
 }

@@ -1,5 +1,6 @@
 // Package dataset opens a Parquet dataset: it lists the files in sorted order (a
-// directory at any depth), reads each footer once, checks that every file has the same
+// directory at any depth), reads each footer (keeping them parsed within a budget),
+// checks that every file has the same
 // columns and merges their types into one schema, adds the partition columns of
 // hive-style key=value folders, and reads the columns of one row group at a time, each
 // converted to the schema's type, fields of structs included. Every error names the
@@ -9,11 +10,11 @@
 package dataset
 
 import (
+	"container/list"
 	"fmt"
 	"path/filepath"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/parquet/metadata"
 )
 
 // Dataset is a set of Parquet files with one schema.
@@ -26,9 +27,12 @@ type Dataset struct {
 	Partitions []arrow.Field
 	RowGroups  []RowGroup // every row group: files in order, then row groups in file order
 	Rows       int64      // total rows
+
+	footers *footerCache
 }
 
-// File is one Parquet file and its footer, read once by Open.
+// File is one Parquet file. Its parsed footer (Footer) is kept within the dataset's
+// FooterBudget and read again when needed (footers.go).
 type File struct {
 	Path    string
 	Index   int // position in Dataset.Files
@@ -38,15 +42,18 @@ type File struct {
 	// back, so a file rewritten in place with its old mtime restored (cp -p, rsync -t)
 	// still gets another identity.
 	ChangeTime int64
-	Meta       *metadata.FileMetaData
 	// Notes say what of the footer was read otherwise than written: columns of a logical
 	// type this reader does not know, read by their physical type (`shmloader inspect`
 	// shows them).
 	Notes []string
 
-	sums       []uint32    // chunk CRCs from the footer (ChecksumKey), nil when absent
 	footerHash uint64      // FNV-1a of base name, size and raw footer, for Fingerprint
+	footerLen  int64       // the footer's bytes as stored
 	part       []partValue // the values of Dataset.Partitions
+
+	fc   *footerCache  // the dataset's; nil for a File read on its own
+	ft   *footer       // fc.mu: the parsed footer, nil when not kept
+	elem *list.Element // fc.mu: f in fc.lru
 }
 
 // RowGroup is one row group of one file.

@@ -10,7 +10,7 @@ import (
 // their pages with package pages and returns what is wrong with which page, or nil when
 // it finds nothing (arrow-go's own message then stands).
 func (r *Reader) diagnose(rg int, leaves map[int]bool) error {
-	schema := r.file.Meta.Schema
+	schema := r.ft.meta.Schema
 	for i := range schema.NumColumns() {
 		if !leaves[i] {
 			continue

@@ -29,7 +29,7 @@ func TestListChunkErrorNamesThePage(t *testing.T) {
 	if !ok || l.MaxRep == 0 {
 		t.Fatalf("leaf of l: %+v, %v", l, ok)
 	}
-	start, _, _ := chunkRange(f.Meta, 0, l.Index)
+	start, _, _ := chunkRange(footerOf(t, f), 0, l.Index)
 	data, _ := os.ReadFile(path)
 	h, err := pages.ParseHeader(data[start:])
 	if err != nil || h.Type != pages.DataPage {

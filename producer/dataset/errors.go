@@ -25,6 +25,8 @@ var (
 	ErrNoColumn = errors.New("no such column")
 	// ErrRowGroup: the row group index is out of range.
 	ErrRowGroup = errors.New("row group out of range")
+	// ErrChanged: a file is not the one its footer was first read from.
+	ErrChanged = errors.New("file changed")
 )
 
 // Error is an operation on one file (or, for Open, on the pattern) that failed.

@@ -18,9 +18,9 @@ var (
 	magicEncrypted = []byte("PARE")
 )
 
-// readFile opens one Parquet file and parses its footer, the only time the footer is read:
-// Readers reuse File.Meta. It also hashes the raw footer for Fingerprint, which is why the
-// footer is read here rather than by file.OpenParquetFile.
+// readFile opens one Parquet file and parses its footer (Readers reuse it, kept or read
+// again: footers.go). It also hashes the raw footer for Fingerprint and to know the file
+// again, which is why the footer is read here rather than by file.OpenParquetFile.
 func readFile(path string, index int) (f *File, err error) {
 	fail := func(err error) (*File, error) {
 		return nil, &Error{Op: "open", Path: path, RowGroup: -1, Err: err}
@@ -74,10 +74,12 @@ func readFile(path string, index int) (f *File, err error) {
 	if err := checkChunkRanges(meta, size); err != nil {
 		return fail(err)
 	}
-	f = &File{Path: path, Index: index, Size: size, ModTime: st.ModTime().UnixNano(), ChangeTime: changeTime(st), Meta: meta, Notes: notes}
-	if f.sums, err = parseChecksums(meta); err != nil {
+	sums, err := parseChecksums(meta)
+	if err != nil {
 		return fail(err)
 	}
+	f = &File{Path: path, Index: index, Size: size, ModTime: st.ModTime().UnixNano(), ChangeTime: changeTime(st),
+		Notes: notes, footerLen: n, ft: &footer{meta: meta, sums: sums}}
 	h := fnv.New64a()
 	fmt.Fprintf(h, "%s\x00%d\x00", filepath.Base(path), size)
 	h.Write(raw)

@@ -134,7 +134,7 @@ func readAll(t testing.TB, d *Dataset, columns []string) [][]*arrow.Chunked {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for i := range f.Meta.RowGroups {
+		for i := range footerOf(t, f).RowGroups {
 			cols, err := r.ReadRowGroup(context.Background(), i, columns)
 			if err != nil {
 				t.Fatal(err)

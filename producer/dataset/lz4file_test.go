@@ -23,7 +23,7 @@ func pageBodies(t *testing.T, path string, rg, leaf int) [][]byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	start, n, _ := chunkRange(f.Meta, rg, leaf)
+	start, n, _ := chunkRange(footerOf(t, f), rg, leaf)
 	data, _ := os.ReadFile(path)
 	chunk := data[start : start+n]
 	var bodies [][]byte
@@ -49,8 +49,8 @@ func TestLZ4File(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i := range d.Files[0].Meta.Schema.NumColumns() {
-		cc, err := d.Files[0].Meta.RowGroup(0).ColumnChunk(i)
+	for i := range footerOf(t, d.Files[0]).Schema.NumColumns() {
+		cc, err := footerOf(t, d.Files[0]).RowGroup(0).ColumnChunk(i)
 		if err != nil || cc.Compression() != compress.Codecs.Lz4 {
 			t.Fatalf("column %d: %v (%v)", i, cc.Compression(), err)
 		}
@@ -119,7 +119,7 @@ func TestLZ4CorruptPage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	start, _, _ := chunkRange(f.Meta, 1, 1) // column b of row group 1
+	start, _, _ := chunkRange(footerOf(t, f), 1, 1) // column b of row group 1
 	data, _ := os.ReadFile(path)
 	h, err := pages.ParseHeader(data[start:])
 	if err != nil {

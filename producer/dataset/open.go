@@ -20,12 +20,13 @@ func Open(pattern string) (*Dataset, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &Dataset{Pattern: pattern}
+	d := &Dataset{Pattern: pattern, footers: newFooterCache(footerBudget)}
 	for i, p := range paths {
 		f, err := readFile(p, i)
 		if err != nil {
 			return nil, err
 		}
+		f.fc = d.footers
 		sc, err := arrowSchema(f)
 		if err != nil {
 			return nil, &Error{Op: "open", Path: p, RowGroup: -1, Err: err}
@@ -38,6 +39,7 @@ func Open(pattern string) (*Dataset, error) {
 		}
 		d.Files = append(d.Files, f)
 		d.addRowGroups(f)
+		d.footers.put(f, f.ft) // may drop older files' footers: Footer reads them again
 	}
 	if err := d.setPartitions(root); err != nil {
 		return nil, err
@@ -53,12 +55,13 @@ func arrowSchema(f *File) (sc *arrow.Schema, err error) {
 	// Our own footer entries stay out of the schema: whoever writes data with this schema
 	// must not copy checksums of other bytes into a new file.
 	var kv metadata.KeyValueMetadata
-	for _, e := range f.Meta.KeyValueMetadata() {
+	meta := f.ft.meta // Open's own, not dropped yet
+	for _, e := range meta.KeyValueMetadata() {
 		if !strings.HasPrefix(e.Key, "shmloader.") {
 			kv = append(kv, e)
 		}
 	}
-	sc, err = pqarrow.FromParquet(f.Meta.Schema, &pqarrow.ArrowReadProperties{}, kv)
+	sc, err = pqarrow.FromParquet(meta.Schema, &pqarrow.ArrowReadProperties{}, kv)
 	if err != nil {
 		return nil, kindf(ErrCorrupt, "schema: %v", err)
 	}
@@ -66,7 +69,7 @@ func arrowSchema(f *File) (sc *arrow.Schema, err error) {
 }
 
 func (d *Dataset) addRowGroups(f *File) {
-	for i, rg := range f.Meta.RowGroups {
+	for i, rg := range f.ft.meta.RowGroups {
 		g := RowGroup{File: f, Index: i, Global: len(d.RowGroups), Rows: rg.NumRows}
 		for _, cc := range rg.Columns {
 			if cc.MetaData != nil {

@@ -26,10 +26,10 @@ func addPageCRCs(t *testing.T, src, dst string) {
 	data, _ := os.ReadFile(src)
 	var out bytes.Buffer
 	out.Write(magic)
-	for i, rg := range f.Meta.RowGroups {
+	for i, rg := range footerOf(t, f).RowGroups {
 		rgStart, rgSize := int64(out.Len()), int64(0)
 		for j, cc := range rg.Columns {
-			start, n, _ := chunkRange(f.Meta, i, j)
+			start, n, _ := chunkRange(footerOf(t, f), i, j)
 			moved := map[int64]int64{}
 			added := int64(0)
 			for pos := start; pos < start+n; {
@@ -57,7 +57,7 @@ func addPageCRCs(t *testing.T, src, dst string) {
 		}
 		rg.FileOffset, rg.TotalCompressedSize = &rgStart, &rgSize
 	}
-	raw, err := f.Meta.Serialize(context.Background())
+	raw, err := footerOf(t, f).Serialize(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,8 +92,8 @@ func TestPageCRCs(t *testing.T) {
 	}
 	checkAllValues(t, d, 100)
 	seen := 0
-	for j := range d.Files[0].Meta.Schema.NumColumns() {
-		start, n, _ := chunkRange(d.Files[0].Meta, 2, j)
+	for j := range footerOf(t, d.Files[0]).Schema.NumColumns() {
+		start, n, _ := chunkRange(footerOf(t, d.Files[0]), 2, j)
 		data, _ := os.ReadFile(path)
 		for pos := start; pos < start+n; seen++ {
 			h, err := pages.ParseHeader(data[pos:])
@@ -108,7 +108,7 @@ func TestPageCRCs(t *testing.T) {
 	}
 
 	// Flip one byte in the middle of the first page body of column s in row group 2.
-	start, _, _ := chunkRange(d.Files[0].Meta, 2, 2)
+	start, _, _ := chunkRange(footerOf(t, d.Files[0]), 2, 2)
 	data, _ := os.ReadFile(path)
 	h, _ := pages.ParseHeader(data[start:])
 	data[start+int64(h.Size+h.Compressed/2)] ^= 0x01

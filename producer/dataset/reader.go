@@ -9,6 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 )
 
@@ -17,15 +18,21 @@ import (
 type Reader struct {
 	ds     *Dataset
 	file   *File
+	ft     *footer // the file's footer, kept while the Reader is open
 	src    *checkedFile
 	ar     *pqarrow.FileReader
 	fields map[string]int // top-level name -> field index in this file's schema
 }
 
-// OpenReader opens f for reading. It reuses f.Meta, so the footer is not parsed again.
+// OpenReader opens f for reading, with its footer as the dataset keeps it or read again
+// (File.Footer).
 func (d *Dataset) OpenReader(f *File) (r *Reader, err error) {
 	fail := func(err error) (*Reader, error) {
 		return nil, &Error{Op: "open", Path: f.Path, RowGroup: -1, Err: err}
+	}
+	ft, err := f.footer()
+	if err != nil {
+		return nil, err
 	}
 	fh, err := os.Open(f.Path)
 	if err != nil {
@@ -39,7 +46,7 @@ func (d *Dataset) OpenReader(f *File) (r *Reader, err error) {
 	}()
 	props := parquet.NewReaderProperties(pool)
 	props.BufferedStreamEnabled = false // one ReadAt per chunk: see checkedFile
-	ar, err := newReader(src, f, props)
+	ar, err := newReader(src, ft.meta, props)
 	if err != nil {
 		return fail(err)
 	}
@@ -47,12 +54,12 @@ func (d *Dataset) OpenReader(f *File) (r *Reader, err error) {
 	for i, sf := range ar.Manifest.Fields {
 		fields[sf.Field.Name] = i
 	}
-	return &Reader{ds: d, file: f, src: src, ar: ar, fields: fields}, nil
+	return &Reader{ds: d, file: f, ft: ft, src: src, ar: ar, fields: fields}, nil
 }
 
-func newReader(src *checkedFile, f *File, props *parquet.ReaderProperties) (ar *pqarrow.FileReader, err error) {
+func newReader(src *checkedFile, meta *metadata.FileMetaData, props *parquet.ReaderProperties) (ar *pqarrow.FileReader, err error) {
 	defer recovered(&err)
-	pf, err := file.NewParquetReader(src, file.WithMetadata(f.Meta), file.WithReadProps(props))
+	pf, err := file.NewParquetReader(src, file.WithMetadata(meta), file.WithReadProps(props))
 	if err != nil {
 		return nil, err
 	}
@@ -71,7 +78,7 @@ func (r *Reader) File() *File { return r.file }
 // the leaves below it. The caller releases the result. Every chunk is verified against
 // the checksums the file has before it is decoded.
 func (r *Reader) ReadRowGroup(ctx context.Context, index int, columns []string) ([]*arrow.Chunked, error) {
-	meta := r.file.Meta
+	meta := r.ft.meta
 	if index < 0 || index >= len(meta.RowGroups) {
 		return nil, &Error{Op: "read", Path: r.file.Path, RowGroup: index, Err: kindf(ErrRowGroup, "file has %d row groups", len(meta.RowGroups))}
 	}
@@ -101,7 +108,7 @@ func (r *Reader) readColumn(ctx context.Context, rg int, name string) (*arrow.Ch
 	if !ok {
 		return nil, ErrNoColumn
 	}
-	rows := r.file.Meta.RowGroups[rg].NumRows
+	rows := r.ft.meta.RowGroups[rg].NumRows
 	if a, ok, err := r.ds.Constant(r.file, name, int(rows)); ok {
 		if err != nil {
 			return nil, err
@@ -131,14 +138,14 @@ func (r *Reader) readColumn(ctx context.Context, rg int, name string) (*arrow.Ch
 	}
 	leaves := map[int]bool{}
 	collectLeaves(sf, leaves)
-	ncols := r.file.Meta.Schema.NumColumns()
+	ncols := r.ft.meta.Schema.NumColumns()
 	r.src.expect, r.src.failed = r.src.expect[:0], nil
 	for leaf := range leaves {
-		start, n, _ := chunkRange(r.file.Meta, rg, leaf)
-		md := r.file.Meta.RowGroups[rg].Columns[leaf].MetaData
+		start, n, _ := chunkRange(r.ft.meta, rg, leaf)
+		md := r.ft.meta.RowGroups[rg].Columns[leaf].MetaData
 		e := expectChunk{start: start, n: n, codec: compress.Compression(md.Codec), total: md.TotalUncompressedSize}
-		if r.file.sums != nil {
-			e.sum, e.hasSum = r.file.sums[rg*ncols+leaf], true
+		if r.ft.sums != nil {
+			e.sum, e.hasSum = r.ft.sums[rg*ncols+leaf], true
 		}
 		r.src.expect = append(r.src.expect, e)
 	}

@@ -84,7 +84,7 @@ func TestReadOnlyRequestedColumns(t *testing.T) {
 		}
 		checkValues(t, []string{c.name}, cols, 500)
 		cols[0].Release()
-		_, n, _ := chunkRange(d.Files[0].Meta, 1, c.leaf)
+		_, n, _ := chunkRange(footerOf(t, d.Files[0]), 1, c.leaf)
 		if got := r.src.read - before; got != n {
 			t.Errorf("reading %s read %d bytes, its chunk has %d", c.name, got, n)
 		}

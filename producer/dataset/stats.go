@@ -14,28 +14,31 @@ func (d *Dataset) Stats(rg RowGroup, column string) (st Stats, err error) {
 	fail := func(err error) (Stats, error) {
 		return Stats{}, &Error{Op: "stats", Path: rg.File.Path, RowGroup: rg.Index, Column: column, Err: err}
 	}
-	if rg.File == nil || rg.Index < 0 || rg.Index >= len(rg.File.Meta.RowGroups) {
-		path := ""
-		if rg.File != nil {
-			path = rg.File.Path
-		}
-		return Stats{}, &Error{Op: "stats", Path: path, RowGroup: rg.Index, Column: column, Err: ErrRowGroup}
+	if rg.File == nil {
+		return Stats{}, &Error{Op: "stats", RowGroup: rg.Index, Column: column, Err: ErrRowGroup}
+	}
+	meta, err := rg.File.Footer()
+	if err != nil {
+		return Stats{}, err
+	}
+	if rg.Index < 0 || rg.Index >= len(meta.RowGroups) {
+		return Stats{}, &Error{Op: "stats", Path: rg.File.Path, RowGroup: rg.Index, Column: column, Err: ErrRowGroup}
 	}
 	field, ok := d.Field(column)
 	if !ok {
 		return fail(ErrNoColumn)
 	}
-	st = Stats{Rows: rg.File.Meta.RowGroups[rg.Index].NumRows}
+	st = Stats{Rows: meta.RowGroups[rg.Index].NumRows}
 	kind := statKind(field.Type)
 	if k, ok := d.partition(column); ok {
 		return partitionStats(st, rg.File.part[k], kind), nil
 	}
 	// Only a primitive column is one leaf whose path is its (dotted) name.
-	leaf := rg.File.Meta.Schema.ColumnIndexByName(column)
+	leaf := meta.Schema.ColumnIndexByName(column)
 	if leaf < 0 {
 		return st, nil
 	}
-	ts, err := typedStats(rg.File.Meta, rg.Index, leaf)
+	ts, err := typedStats(meta, rg.Index, leaf)
 	if err != nil {
 		return fail(err)
 	}

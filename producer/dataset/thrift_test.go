@@ -8,7 +8,8 @@ import (
 	"testing"
 )
 
-func footerOf(t testing.TB, path string) []byte {
+// rawFooter is the footer of the file at path, as stored.
+func rawFooter(t testing.TB, path string) []byte {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -24,7 +25,7 @@ func TestThriftRoundTrip(t *testing.T) {
 	writeTest(t, dir, "a.parquet", 0, 100, writeOpts{rgRows: 30, checksums: true})
 	writeLogical(t, filepath.Join(dir, "b.parquet"), 10)
 	for _, name := range []string{"a.parquet", "b.parquet"} {
-		raw := footerOf(t, filepath.Join(dir, name))
+		raw := rawFooter(t, filepath.Join(dir, name))
 		r := &treader{b: raw}
 		v, err := r.structure(0)
 		if err != nil || r.pos != len(raw) {
@@ -45,7 +46,7 @@ func TestThriftRoundTrip(t *testing.T) {
 func FuzzSanitizeFooter(f *testing.F) {
 	dir := f.TempDir()
 	writeTest(f, dir, "a.parquet", 0, 20, writeOpts{rgRows: 10})
-	f.Add(footerOf(f, filepath.Join(dir, "a.parquet")))
+	f.Add(rawFooter(f, filepath.Join(dir, "a.parquet")))
 	f.Add([]byte{0x19, 0x1c, 0x1c, 0x00, 0x00})
 	f.Add([]byte{0x09, 0x0c, 0xcc, 0x00, 0x00, 0x00})
 	f.Fuzz(func(t *testing.T, raw []byte) {

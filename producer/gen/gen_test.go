@@ -58,7 +58,7 @@ func readColumns(t *testing.T, d *dataset.Dataset) map[string]arrow.Array {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for i := range f.Meta.RowGroups {
+		for i := range footerOf(t, f).RowGroups {
 			cols, err := r.ReadRowGroup(context.Background(), i, names)
 			if err != nil {
 				t.Fatal(err)
@@ -136,7 +136,7 @@ func TestCompression(t *testing.T) {
 	for name, codec := range want {
 		d := write(t, forCodec(small(t.TempDir()), name))
 		for _, f := range d.Files {
-			cc, err := f.Meta.RowGroup(0).ColumnChunk(1)
+			cc, err := footerOf(t, f).RowGroup(0).ColumnChunk(1)
 			if err != nil || cc.Compression().String() != codec {
 				t.Errorf("%s: %s has %v (%v)", name, f.Path, cc.Compression(), err)
 			}

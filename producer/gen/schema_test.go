@@ -37,7 +37,7 @@ func TestSchema(t *testing.T) {
 	if d.Rows != c.Rows || len(d.Files) != c.Files || len(d.RowGroups) != 3*3 { // 1000 rows a file: 400+400+200
 		t.Errorf("%d rows, %d files, %d row groups", d.Rows, len(d.Files), len(d.RowGroups))
 	}
-	if v := d.Files[0].Meta.KeyValueMetadata().FindValue(GenKey); v == nil || !strings.Contains(*v, "seed=7") {
+	if v := footerOf(t, d.Files[0]).KeyValueMetadata().FindValue(GenKey); v == nil || !strings.Contains(*v, "seed=7") {
 		t.Errorf("footer %s = %v", GenKey, v)
 	}
 }

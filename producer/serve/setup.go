@@ -144,7 +144,7 @@ func (s *server) memorySummary(g *ring.Geometry) {
 		where = "pages of the cache's files"
 	}
 	n := uint64(s.windows.capacity)
-	s.log.Info(fmt.Sprintf("memory: rings %s + at most %d windows of %d row groups × %d rows × %d B = %s of decoded rows (%s), whatever the dataset's size",
+	s.log.Info(fmt.Sprintf("memory: rings %s + at most %d windows of %d row groups × %d rows × %d B = %s of decoded rows (%s)",
 		sizeText(rings), n, rgs, s.blocks.maxRows, perRow, sizeText(n*window), where),
 		"ring_bytes", rings, "windows", n, "window_bytes", window, "window_rows_in", where)
 }

@@ -328,7 +328,7 @@ func TestTypedPagesMatchArrow(t *testing.T) {
 		var cols []string
 		for _, f := range ds.Schema.Fields() {
 			l, _ := ds.Files[0].Leaf(f.Name)
-			enc := ds.Files[0].Meta.RowGroups[0].Columns[l.Index].MetaData.Encodings
+			enc := footerOf(t, ds.Files[0]).RowGroups[0].Columns[l.Index].MetaData.Encodings
 			cols = append(cols, fmt.Sprintf("%s %s %s %v", f.Name, f.Type, l.Type, enc))
 		}
 		t.Logf("%s:\n%s", name, strings.Join(cols, "\n"))
