@@ -58,6 +58,8 @@ def proc_sample(pid: int) -> dict[str, int] | None:
         return None
     kb = {ln.split(":")[0]: int(ln.split()[1]) for ln in status.splitlines()
           if ln.startswith(("VmRSS", "VmHWM", "RssShmem", "RssFile", "RssAnon"))}  # fmt: skip
+    if "VmRSS" not in kb:
+        return None  # exited, not yet reaped
     return {"rss": kb["VmRSS"] * 1024, "hwm": kb["VmHWM"] * 1024,
             "shmem": kb.get("RssShmem", 0) * 1024, "file": kb.get("RssFile", 0) * 1024,
             "anon": kb.get("RssAnon", 0) * 1024, "fds": fds, "maps": maps}  # fmt: skip

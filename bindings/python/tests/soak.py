@@ -157,14 +157,18 @@ def render(figs: dict[str, Any], command: str) -> str:
                 f"{lo['wait_p99_s_max'] * 1e3:.1f} ms, longest {lo['wait_max_s'] * 1e3:.0f} ms "
                 "(2 cores for 17 processes)."]  # fmt: skip
     if m := figs.get("memory"):
-        out += ["", "**Memory bound** (`membound.py`): one epoch of the demo's config, cache off.",
-                "", "| dataset rows | serve peak RSS | bound (rings + windows + constant) | "
-                "trainer peak RSS |", "|---|---|---|---|"]  # fmt: skip
+        out += ["", "**Memory bound** (`membound.py`): one epoch of the demo's config, cache off, "
+                "datasets of the demo's files (125,000 rows each).", "",
+                "| dataset rows | serve peak RSS | bound: rings + windows + runtime | serve RSS, "
+                "middle third → last third | trainer peak RSS |",
+                "|---|---|---|---|---|"]  # fmt: skip
         for res in m["scales"].values():
             tr = max(v["hwm"] for k, v in res["peaks"].items() if k != "serve")
             out.append(f"| {res['rows']:,} | {mib(res['peaks']['serve']['hwm'])} | "
-                       f"{mib(res['bound'])} ({mib(res['rings'])} + {mib(res['windows'])} + "
-                       f"{mib(m['constant'])}) | {mib(tr)} |")
+                       f"{mib(res['bound'])} = {mib(res['rings'])} + {mib(res['windows'])} + "
+                       f"{mib(res['runtime'])} ({res['workers']} workers) | "
+                       f"{mib(res['rss_middle_third'])} → {mib(res['rss_last_third'])} | "
+                       f"{mib(tr)} |")
     if fz := figs.get("fuzz"):
         out += ["", f"**Inputs tried**: {fz['go_inputs_total']:,} fuzzed inputs over "
                 f"{len(fz['go_inputs'])} Go targets ({fz['seconds_per_target']} s each, from the "
