@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/shmloader/shmloader/consumer"
+	"github.com/shmloader/shmloader/producer/config"
 )
 
 // Many ranks over one-row-group windows keep the window cache full of windows being
@@ -86,15 +87,8 @@ func TestSeekAfterEndOfStream(t *testing.T) {
 // With --drain-timeout, a rank whose trainer leaves mid-stream, with none attaching
 // after it, stops serve with an error naming the rank, instead of waiting for ever.
 func TestTrainerLeavesMidStream(t *testing.T) {
-	cfg := testConfig(t)
-	cfg.Job = fmt.Sprintf("orph%d", time.Now().UnixNano()%1e9)
-	dir := t.TempDir()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	done := make(chan error, 1)
+	cfg, dir, done := serveWithDrainTimeout(t)
 	start := time.Now()
-	go func() { _, err := Run(ctx, cfg, Options{Dir: dir, DrainTimeout: time.Second}); done <- err }()
-	go read(cfg.Job, 0, dir, [2]uint64{}) // rank 0 reads until serve stops
 	c, err := consumer.Attach(cfg.Job, 1, consumer.Options{Dir: dir, Timeout: 20 * time.Second})
 	if err != nil {
 		t.Fatal(err)
@@ -107,11 +101,31 @@ func TestTrainerLeavesMidStream(t *testing.T) {
 		c.Release(b)
 	}
 	c.Close()
-	err = <-done
+	wantRank1GivenUp(t, <-done, start)
+}
+
+// serveWithDrainTimeout serves testConfig with --drain-timeout 1s, rank 0 read until
+// serve stops; done gets Run's error.
+func serveWithDrainTimeout(t *testing.T) (cfg *config.Config, dir string, done chan error) {
+	cfg = testConfig(t)
+	cfg.Job = fmt.Sprintf("orph%d", time.Now().UnixNano()%1e9)
+	dir = t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
+	done = make(chan error, 1)
+	go func() { _, err := Run(ctx, cfg, Options{Dir: dir, DrainTimeout: time.Second}); done <- err }()
+	go read(cfg.Job, 0, dir, [2]uint64{})
+	return cfg, dir, done
+}
+
+// wantRank1GivenUp checks that serve gave up on rank 1 for its --drain-timeout, soon
+// after since.
+func wantRank1GivenUp(t *testing.T, err error, since time.Time) {
+	t.Helper()
 	if err == nil || !strings.Contains(err.Error(), "rank 1") || !strings.Contains(err.Error(), "drain-timeout") {
 		t.Fatalf("serve returned %v, want an error naming rank 1 and --drain-timeout", err)
 	}
-	if d := time.Since(start); d > 15*time.Second {
+	if d := time.Since(since); d > 15*time.Second {
 		t.Fatalf("serve took %v to give up", d)
 	}
 }
@@ -144,14 +158,7 @@ func takeOneAndWait() {
 // rank: --drain-timeout bounds the wait for the next one, as it does after a trainer
 // that read for a while. Only its pid in the ring header, which a kill leaves, tells.
 func TestTrainerKilledBeforeItsFirstRelease(t *testing.T) {
-	cfg := testConfig(t)
-	cfg.Job = fmt.Sprintf("orph0%d", time.Now().UnixNano()%1e9)
-	dir := t.TempDir()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	done := make(chan error, 1)
-	go func() { _, err := Run(ctx, cfg, Options{Dir: dir, DrainTimeout: time.Second}); done <- err }()
-	go read(cfg.Job, 0, dir, [2]uint64{}) // rank 0 reads until serve stops
+	cfg, dir, done := serveWithDrainTimeout(t)
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -174,11 +181,5 @@ func TestTrainerKilledBeforeItsFirstRelease(t *testing.T) {
 	cmd.Process.Kill()
 	cmd.Wait()
 	killed := time.Now()
-	err = <-done
-	if err == nil || !strings.Contains(err.Error(), "rank 1") || !strings.Contains(err.Error(), "drain-timeout") {
-		t.Fatalf("serve returned %v, want an error naming rank 1 and --drain-timeout", err)
-	}
-	if d := time.Since(killed); d > 15*time.Second {
-		t.Fatalf("serve took %v to give up", d)
-	}
+	wantRank1GivenUp(t, <-done, killed)
 }

@@ -325,10 +325,14 @@ func TestTypedPagesMatchArrow(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		meta, err := ds.Files[0].Footer()
+		if err != nil {
+			t.Fatal(err)
+		}
 		var cols []string
 		for _, f := range ds.Schema.Fields() {
 			l, _ := ds.Files[0].Leaf(f.Name)
-			enc := footerOf(t, ds.Files[0]).RowGroups[0].Columns[l.Index].MetaData.Encodings
+			enc := meta.RowGroups[0].Columns[l.Index].MetaData.Encodings
 			cols = append(cols, fmt.Sprintf("%s %s %s %v", f.Name, f.Type, l.Type, enc))
 		}
 		t.Logf("%s:\n%s", name, strings.Join(cols, "\n"))

@@ -80,6 +80,16 @@ def flat(samples: list[dict[str, int]], name: str) -> list[str]:
     return grew
 
 
+def wait_end(serve: servekit.Serve, trainers: list[servekit.Child], what: str) -> None:
+    """serve exits 0 without a panic, and then the trainers."""
+    rc = serve.wait(60)
+    servekit.assert_no_panic(serve.stderr)
+    if rc != 0:
+        raise Failure(f"serve exited {rc} {what}\n{serve.describe()}")
+    for t in trainers:
+        t.wait(30)
+
+
 def expected(data: Path) -> tuple[int, int]:
     import pyarrow.parquet as pq
 
@@ -139,12 +149,7 @@ def run(bin: Path, work: Path, seconds: float, sample_s: float, warmup_s: float)
                     next_sample += sample_s
                 time.sleep(0.05)
             serve.signal(signal.SIGTERM)
-            rc = serve.wait(60)
-            servekit.assert_no_panic(serve.stderr)
-            if rc != 0:
-                raise Failure(f"serve exited {rc} on SIGTERM\n{serve.describe()}")
-            for t in trainers:
-                t.wait(30)
+            wait_end(serve, trainers, "on SIGTERM")
             left = servekit.segments(shm)
             if left:
                 raise Failure(f"left in the shared-memory dir after serve's end: {left}")

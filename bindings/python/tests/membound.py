@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 import servekit
-from loadsoak import proc_sample
+from loadsoak import Failure, proc_sample, wait_end
 
 TRAINER = servekit.TESTS / "loadtrainer.py"
 DEMO_CONFIG = servekit.REPO / "bindings/python/examples/demo.yaml"
@@ -57,10 +57,6 @@ MEMORY_RE = re.compile(
     r"^serve: memory: rings (?P<rings>[\d.]+ [KMG]iB) \+ at most (?P<n>\d+) windows of "
     r"(?P<rgs>\d+) row groups × (?P<rows>\d+) rows × (?P<per_row>\d+) B = "
     r"(?P<windows>[\d.]+ [KMG]iB) of decoded rows", re.M)  # fmt: skip
-
-
-class Failure(AssertionError):
-    pass
 
 
 def size_bytes(text: str) -> int:
@@ -128,12 +124,7 @@ def serve_once(bin: Path, work: Path, data: Path, name: str, sample_s: float = S
                         series.append(s["rss"])
                 time.sleep(sample_s)
             seconds = time.monotonic() - started
-            rc = serve.wait(10)
-            servekit.assert_no_panic(serve.stderr)
-            if rc != 0:
-                raise Failure(f"serve exited {rc}\n{serve.describe()}")
-            for t in trainers:
-                t.wait(30)
+            wait_end(serve, trainers, "at the end of the epoch")
             for r in range(RANKS):
                 end = json.loads((logs / f"r{r}.jsonl.end").read_text())
                 if end.get("end") != "stream_end" or end["errors"]:
