@@ -598,6 +598,12 @@ class Driver:
                 raise run.fail(f"rank {r}: a batch wait of {BATCH_TIMEOUT_S} s ended after "
                                f"{end['call_s']:.3f} s")  # fmt: skip
             fig.timeout_s.append(end["call_s"])
+            if run.lines(r) == len(self.want[r]):
+                # It had finished every batch and waited for the end-of-stream marker: its
+                # checkpoint is the run's end, so its training is done (serve, which needs
+                # the batches released, not the marker read, finishes the rank without it).
+                run.finished.add(r)
+                continue
             restart.append(r)
         run.restart(restart, fig, serve=False)
 
