@@ -75,7 +75,13 @@ def main() -> None:
                 loader.load_state_dict(state)
             while True:
                 called = time.monotonic()
-                batch = loader.next()
+                try:
+                    batch = loader.next()
+                except shmloader.ShmloaderError:
+                    # When the wait ended: leaving the with block closes the loader, which
+                    # may wait up to a second more for the end-of-stream marker (read_end).
+                    meta["noticed"] = time.monotonic()
+                    raise
                 if batch is None:
                     if loader.ended:
                         meta["end"] = "stream_end"
@@ -93,7 +99,7 @@ def main() -> None:
         meta["end"], meta["message"] = "timeout", str(exc)
     except shmloader.ShmloaderError as exc:
         meta["end"] = f"error:{type(exc).__name__}: {exc}"
-    meta["noticed"] = time.monotonic()
+    meta.setdefault("noticed", time.monotonic())
     meta["call_s"] = meta["noticed"] - called
     write_json(args.log + ".end", meta)
     sys.exit(0)
