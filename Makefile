@@ -174,7 +174,7 @@ print-fuzz-targets:
 # under load for 10 minutes, the memory bound on a dataset 10x the demo's (generated into
 # build/membound, about 6 GB), every fuzz target for 15 s and a million corrupted ring
 # headers under ASan and UBSan. Prints a summary and writes the figures into RELIABILITY.md
-# and bench/RESULTS.md. About an hour on 2 cores. SOAK_ARGS: e.g. --only faults,load or
+# and bench/RESULTS.md. About 40 minutes on 2 cores. SOAK_ARGS: e.g. --only faults,load or
 # --iterations 200 (a partial soak writes nothing).
 soak: build venv
 	$(MAKE) -C bindings/c BUILD=$(BUILD) $(BUILD)/c-tests/test_validate

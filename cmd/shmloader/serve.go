@@ -62,8 +62,10 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 			"Serves a Parquet dataset to the trainer processes of this host, one ring per rank,\n"+
 			"until the configured epochs are read or SIGINT/SIGTERM. Flags override config keys.\n"+
 			"It writes only to stderr (stdout stays free for the trainers and scripts beside it):\n"+
-			"a start-up summary, a status line every --progress, and at the end one line per\n"+
-			"rank: rank=R batches=N rows=M. --print-config writes the config to stdout.\n\n")
+			"a start-up summary (the dataset, the plan, the tensors, the rings and a memory:\n"+
+			"line with what the rings and the decoded windows take), a status line every\n"+
+			"--progress, and at the end one line per rank: rank=R batches=N rows=M.\n"+
+			"--print-config writes the config to stdout.\n\n")
 		fs.PrintDefaults()
 		fmt.Fprintf(fs.Output(), "\nEnvironment:\n"+
 			"  SHMLOADER_SHM_DIR   segment directory when --dir is not given (default /dev/shm)\n"+

@@ -125,7 +125,7 @@ class Figures:
     detect_s: list[float] = field(default_factory=list)  # serve's death noticed by trainers
     timeout_s: list[float] = field(default_factory=list)  # batch waits ended by the timeout
     abandon_s: float | None = None  # serve giving up on a rank, from the kill
-    stopped_s: float | None = None  # how long a process was stopped
+    stopped_s: float | None = None  # how long a process was stopped, below the batch timeout
     leftovers: int = 0  # files a killed serve left in the shared-memory dir
     cleaned: bool = False  # `shmloader clean` ran and removed them
     cache_temps: int = 0  # temp files a killed serve left in the cache
@@ -171,24 +171,6 @@ def cache_files(cache: Path, pattern: str) -> list[Path]:
 ENTRY = "*.ent"
 ENTRY_TEMP = "[0-9a-f]*.tmp"  # <key>.<pid>.<seq>.<size>.tmp, an entry being written
 TEMP = "*.tmp"  # those and manifest temps
-
-
-def stop_and_wait(child: servekit.Child) -> None:
-    """SIGSTOP, then wait until every thread has stopped: kill(2) returns before a thread
-    running on another CPU does."""
-    child.signal(signal.SIGSTOP)
-    tasks = Path(f"/proc/{child.popen.pid}/task")
-    deadline = time.monotonic() + 5
-    while time.monotonic() < deadline:
-        try:
-            states = [(t / "stat").read_text().rsplit(")", 1)[1].split()[0]
-                      for t in tasks.iterdir()]  # fmt: skip
-        except OSError:
-            return  # it died
-        if all(st in "tTZX" for st in states):
-            return
-        time.sleep(0.0002)
-    raise Failure(f"{child.name}: not stopped 5 s after SIGSTOP")
 
 
 def write_config(path: Path, dataset: Path) -> Path:
@@ -415,8 +397,10 @@ class Driver:
         return RunScope(self, name, cache, slow)
 
     def repeat_command(self, i: int) -> str:
+        """The command that runs iteration i again with the same choices, the same
+        settings and the work dir (dataset and cache) it ran in."""
         return (f"{sys.executable} {Path(__file__)} --seed {self.seed} --first {i} "
-                f"--iterations 1")  # fmt: skip
+                f"--iterations 1 --stop-max {self.settings.stop_max_s:g} --work {self.work}")
 
     def iteration(self, i: int) -> Figures:
         self.rng = random.Random(f"{self.seed}:{i}")
@@ -455,6 +439,9 @@ class Driver:
     def kill_and_recover(self, run: Run, fig: Figures) -> None:
         assert run.serve is not None
         if not run.serve.running():
+            if run.lines() == self.total():
+                fig.note = "the run ended before the fault"  # the moment's random delay
+                return
             raise run.fail("serve ended before the fault, with batches left to read")
         run.serve.kill()
         died = time.monotonic()
@@ -483,7 +470,7 @@ class Driver:
             if entries >= ROW_GROUPS:
                 break  # every entry written: nothing left to catch
             if entries >= fig.moment and cache_files(run.cache, ENTRY_TEMP):
-                stop_and_wait(run.serve)
+                servekit.stop_and_wait(run.serve)
                 if cache_files(run.cache, ENTRY_TEMP):
                     fig.caught_write = True
                     break
@@ -552,7 +539,7 @@ class Driver:
         run.restart(restart, fig, serve=True)
 
     def stop(self, run: Run, child: servekit.Child, fig: Figures, seconds: float) -> None:
-        stop_and_wait(child)
+        servekit.stop_and_wait(child)
         time.sleep(seconds)
         child.signal(signal.SIGCONT)
         fig.stopped_s = seconds
@@ -574,16 +561,16 @@ class Driver:
         fig.moment = self.rng.randrange(self.total())
         run.wait_moment(fig.moment)
         assert run.serve is not None
-        stop_and_wait(run.serve)
+        servekit.stop_and_wait(run.serve)
         stopped = time.monotonic()
         deadline = stopped + self.settings.slow_max_s + BATCH_TIMEOUT_S + SLACK_S
         while run.running() and time.monotonic() < deadline:
             time.sleep(0.01)
         still = [r for r in run.running() if run.attached(r)]
-        fig.stopped_s = time.monotonic() - stopped
+        stopped_s = time.monotonic() - stopped
         run.serve.signal(signal.SIGCONT)
         if still:
-            raise run.fail(f"ranks {still}: trainers still waiting {fig.stopped_s:.1f} s into "
+            raise run.fail(f"ranks {still}: trainers still waiting {stopped_s:.1f} s into "
                            f"a stop of serve, with a batch timeout of {BATCH_TIMEOUT_S} s")
         restart = []
         for r, t in run.trainers.items():

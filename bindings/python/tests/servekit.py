@@ -288,6 +288,24 @@ class Result:
         return self.tensors[name][sel]
 
 
+def stop_and_wait(child: Child) -> None:
+    """SIGSTOP, then wait until every thread has stopped: kill(2) returns before a thread
+    running on another CPU does."""
+    child.signal(signal.SIGSTOP)
+    tasks = Path(f"/proc/{child.popen.pid}/task")
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        try:
+            states = [(t / "stat").read_text().rsplit(")", 1)[1].split()[0]
+                      for t in tasks.iterdir()]  # fmt: skip
+        except OSError:
+            return  # it died
+        if all(st in "tTZX" for st in states):
+            return
+        time.sleep(0.0002)
+    raise AssertionError(f"{child.name}: not stopped 5 s after SIGSTOP")
+
+
 def wait_all(consumers: Iterable[Consumer], timeout: float) -> list[Result]:
     deadline = time.monotonic() + timeout
     return [c.result(max(0.1, deadline - time.monotonic())) for c in consumers]

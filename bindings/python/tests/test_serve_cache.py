@@ -251,6 +251,12 @@ def entry_files(cache: Path) -> list[Path]:
 
 
 def temp_files(cache: Path) -> list[Path]:
+    """Entries being written: <key>.<pid>.<seq>.<size>.tmp (not a manifest's temp file)."""
+    return sorted(cache.glob("s[0-9][0-9]/[0-9a-f]*.tmp"))
+
+
+def any_temp_files(cache: Path) -> list[Path]:
+    """Every temp file: entries' and manifests'."""
     return sorted(cache.glob("s[0-9][0-9]/*.tmp"))
 
 
@@ -524,7 +530,7 @@ def test_two_serve_processes_share_one_cache_dir(env, baseline, tmp_path):
     assert held >= 3, f"the second process does not see the first one's entries: {held}"
     assert statuses(b.serve)[-1].hit > 0, b.stderr
     assert_clean(cache_ls(env, cache), ROW_GROUPS)
-    assert temp_files(cache) == []
+    assert any_temp_files(cache) == []
 
 
 # -- 5. kill -9 while writing ----------------------------------------------------------------
@@ -551,7 +557,7 @@ def test_serve_killed_while_writing_entries_then_restarted(env, baseline, tmp_pa
         while not (temp_files(cache) and len(entry_files(cache)) >= 2):
             assert time.monotonic() < deadline and serve.running(), serve.describe()
             time.sleep(0.0005)
-        serve.popen.send_signal(signal.SIGSTOP)
+        servekit.stop_and_wait(serve)  # kill(2) returns before every thread has stopped
         if temp_files(cache):
             break
         serve.popen.send_signal(signal.SIGCONT)
@@ -572,7 +578,7 @@ def test_serve_killed_while_writing_entries_then_restarted(env, baseline, tmp_pa
     st = startup(run.serve, cache)
     assert (st.held, st.total) == (committed, ROW_GROUPS), st.line
     assert_clean(cache_ls(env, cache), ROW_GROUPS)
-    assert temp_files(cache) == []
+    assert any_temp_files(cache) == []
 
 
 # -- 6. the disk fills up --------------------------------------------------------------------
@@ -679,7 +685,7 @@ def test_cache_disk_full_mid_epoch_warns_once_and_loses_nothing(env, baseline, t
     assert stored < ROW_GROUPS, f"all {stored} entries fit: the disk never filled"
     if disk is not None:
         assert stored >= 1, run.stderr
-    assert temp_files(cache) == []
+    assert any_temp_files(cache) == []
 
 
 # -- 7. cache clear --------------------------------------------------------------------------
