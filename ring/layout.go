@@ -7,9 +7,9 @@ import (
 
 // Protocol constants (PROTOCOL.md).
 const (
-	Version        = 3 // v3: steps per epoch, epochs, global batches; wait, row and position counters
+	Version        = 4 // v4: done request, stop reason, stall note; schema table at 2048
 	PageSize       = 4096
-	HeaderFixed    = 512 // bytes before the schema table
+	HeaderFixed    = 2048 // bytes before the schema table
 	SchemaOffset   = HeaderFixed
 	TensorEntry    = 128
 	SlotHeaderSize = 64
@@ -24,6 +24,18 @@ const (
 	StateRunning  = 1
 	StateFinished = 2
 	StateStopped  = 3
+
+	StallTextSize = 512  // bytes of the stall note, NUL-padded
+	StopTextSize  = 1024 // bytes of the stop reason, NUL-padded
+
+	// Stop kinds: why a producer stopped (the header's stop_kind, PROTOCOL.md).
+	StopNone       = 0 // running, or finished its stream
+	StopSignal     = 1 // SIGINT or SIGTERM, or its launcher went away
+	StopDone       = 2 // a consumer said the job is done (shml_done)
+	StopIdle       = 3 // every trainer detached and none came back in time
+	StopAbandoned  = 4 // a rank's trainer left and none came back in time (--drain-timeout)
+	StopUnattached = 5 // a rank no trainer attached to in time
+	StopError      = 6 // an error: a damaged file, a full disk, ...
 
 	FlagEndOfEpoch  = 1 << 0
 	FlagEndOfStream = 1 << 1
@@ -92,7 +104,13 @@ type Header struct {
 	StepsPerEpoch uint64 // P; this rank's steps in an epoch that starts at global batch 0
 	Epochs        uint64 // P; epochs the run serves, 0: endless
 	GlobalBatches uint64 // P; global batches per epoch, over every node and rank
-	_             [48]byte
+	// The job's end and its waits, in words (PROTOCOL.md "Stop reasons and stall notes").
+	ConsDone  atomic.Uint32 // C; [DONE] nonzero once a consumer said the job is done (shml_done)
+	StopKind  atomic.Uint32 // P; why the producer stopped (Stop*), stored before [STATE] stopped
+	StallSeq  atomic.Uint64 // P; [NOTE] seqlock over StallText: odd while it is rewritten
+	_         [32]byte
+	StallText [StallTextSize]byte // P; why this rank has no batch now, "" if it is not waiting
+	StopText  [StopTextSize]byte  // P; why the producer stopped; written before [STATE] stopped
 }
 
 // TensorDesc is one schema table entry. Written by the producer before Version.

@@ -17,6 +17,7 @@ type Producer struct {
 	w    waiter
 
 	soughtBase uint64 // base of the seek PollSeek last returned
+	stall      string // the stall note last written
 }
 
 // Slot is a slot the producer owns between Acquire and Publish.

@@ -20,11 +20,12 @@ extern "C" {
 #endif
 
 /* ABI of this header; bumped on any incompatible change. */
-#define SHML_ABI_VERSION 3 /* 3: shml_info steps_per_epoch/epochs/global_batches, shml_stats,
+#define SHML_ABI_VERSION 4 /* 4: shml_done, shml_stop_reason, shml_stall_reason, SHML_STOP_*;
+                              3: shml_info steps_per_epoch/epochs/global_batches, shml_stats,
                               SHML_ERANGE; 2: shml_batch.epoch_base, shml_info nodes/node_rank/
                               elastic_limit, shml_seek_base */
 /* Ring protocol version this library speaks (PROTOCOL.md). */
-#define SHML_PROTOCOL_VERSION 3
+#define SHML_PROTOCOL_VERSION 4
 
 /* Error codes. 0 is success; everything else is negative. */
 enum {
@@ -48,6 +49,18 @@ enum {
   SHML_ESEEK = -17,    /* seek not answered: the producer finished its stream first */
   SHML_ERANK = -18,    /* no such rank: the job's live producer serves fewer ranks */
   SHML_ERANGE = -19,   /* seek beyond the run (epoch >= epochs, or step > steps) */
+};
+
+/* Why a producer stopped (shml_stop_reason). */
+enum {
+  SHML_STOP_NONE = 0,       /* running, or finished its stream (SHML_EEOS) */
+  SHML_STOP_SIGNAL = 1,     /* SIGINT or SIGTERM, or its launcher went away */
+  SHML_STOP_DONE = 2,       /* a trainer said the job is done (shml_done) */
+  SHML_STOP_IDLE = 3,       /* every trainer detached and none came back in time */
+  SHML_STOP_ABANDONED = 4,  /* a rank's trainer left and none came back in time */
+  SHML_STOP_UNATTACHED = 5, /* a rank no trainer attached to in time */
+  SHML_STOP_ERROR = 6,      /* an error: a damaged file, a full disk, ... */
+  SHML_STOP_DIED = 7,       /* it died without a word: killed (kill -9, the OOM killer) or crashed */
 };
 
 /* dtype codes (PROTOCOL.md, "dtypes"). */
@@ -152,6 +165,26 @@ int shml_seek(shml_consumer *c, uint64_t epoch, uint64_t step);
  * SHML_ERANGE): where a position saved under another world size continues
  * (producer/plan/doc.go). */
 int shml_seek_base(shml_consumer *c, uint64_t epoch, uint64_t step, uint64_t base);
+
+/* Tell the producer the job is done: it stops at once, removes its segments and exits 0
+ * (shmloader serve). Every other rank's trainer then gets SHML_EGONE after what was
+ * published, with SHML_STOP_DONE from shml_stop_reason, so call it once training is over
+ * for every rank (after a barrier, or from one rank at the end). */
+int shml_done(shml_consumer *c);
+
+/* Why the producer stopped, in its own words: the error that ended it (naming the file,
+ * row group and column, and what to do), the signal, or the rule that ended the job.
+ * Sets *kind to a SHML_STOP_* value and writes the text, NUL-terminated and truncated to
+ * size bytes, into buf (size 0: only *kind). A producer still running, or one that
+ * finished its stream, is SHML_STOP_NONE with ""; one that died without writing a reason
+ * is SHML_STOP_DIED with "". Call it after SHML_EGONE. */
+int shml_stop_reason(const shml_consumer *c, int *kind, char *buf, size_t size);
+
+/* Why this rank has no batch now, as the producer last said it (refreshed about once a
+ * second while the rank waits), e.g. "rank 1 has had no trainer for 42 s (...)"; "" when
+ * the producer is not holding this rank back or said nothing. NUL-terminated, truncated to
+ * size bytes. Call it after SHML_ETIMEOUT. */
+int shml_stall_reason(const shml_consumer *c, char *buf, size_t size);
 
 /* Release everything, drop the consumer lock, unmap. c is freed; NULL is allowed. */
 int shml_detach(shml_consumer *c);

@@ -1,5 +1,5 @@
 /*
- * layout.h - the shared-memory structures of ring/PROTOCOL.md, version 3.
+ * layout.h - the shared-memory structures of ring/PROTOCOL.md, version 4.
  *
  * Every field is naturally aligned, so the structs need no packing attribute; the
  * asserts below pin every offset and size to the protocol (and tests/test_layout.c pins
@@ -13,8 +13,10 @@
 #include <stdint.h>
 
 #define SHML__MAGIC "SHMLRING"
-#define SHML__HEADER_BYTES 512u
-#define SHML__SCHEMA_OFFSET 512u
+#define SHML__HEADER_BYTES 2048u
+#define SHML__SCHEMA_OFFSET 2048u
+#define SHML__STALL_TEXT 512u
+#define SHML__STOP_TEXT 1024u
 #define SHML__TENSOR_BYTES 128u
 #define SHML__SLOT_HEADER_BYTES 64u
 #define SHML__PAGE 4096u
@@ -38,13 +40,13 @@
 struct shml__header {
   /* line 0: identity, written before version and never changed after */
   char magic[8];              /* P "SHMLRING" */
-  uint32_t version;           /* P atomic [HDR]: 3 stored last with release */
+  uint32_t version;           /* P atomic [HDR]: 4 stored last with release */
   uint32_t header_size;       /* P offset of slot 0 */
   uint64_t total_size;        /* P file size */
   uint64_t slot_size;         /* P bytes per slot */
   uint32_t slot_count;        /* P ring depth */
   uint32_t schema_count;      /* P tensors per slot */
-  uint32_t schema_offset;     /* P always 512 */
+  uint32_t schema_offset;     /* P always 2048 */
   uint32_t rank;              /* P */
   uint32_t ranks;             /* P */
   int32_t producer_pid;       /* P */
@@ -85,7 +87,13 @@ struct shml__header {
   uint64_t steps_per_epoch;   /* P identity: this rank's steps of an epoch started at 0 */
   uint64_t epochs;            /* P identity: epochs the run serves, 0 endless */
   uint64_t global_batches;    /* P identity: global batches per epoch, whole job */
-  uint8_t reserved[48];
+  uint32_t cons_done;         /* C atomic [DONE]: nonzero once a consumer said the job is done */
+  uint32_t stop_kind;         /* P atomic: why the producer stopped, stored before [STATE] 3 */
+  uint64_t stall_seq;         /* P atomic [NOTE] seqlock over stall_text: odd while rewritten */
+  uint8_t reserved[32];
+  /* lines 4-15: words for people */
+  char stall_text[SHML__STALL_TEXT]; /* P why this rank has no batch now; NUL-padded */
+  char stop_text[SHML__STOP_TEXT];   /* P why the producer stopped; before [STATE] 3 */
 };
 
 struct shml__tensor_entry {
@@ -156,7 +164,12 @@ SHML__AT(shml__header, elastic_limit, 432);
 SHML__AT(shml__header, steps_per_epoch, 440);
 SHML__AT(shml__header, epochs, 448);
 SHML__AT(shml__header, global_batches, 456);
-SHML__AT(shml__header, reserved, 464);
+SHML__AT(shml__header, cons_done, 464);
+SHML__AT(shml__header, stop_kind, 468);
+SHML__AT(shml__header, stall_seq, 472);
+SHML__AT(shml__header, reserved, 480);
+SHML__AT(shml__header, stall_text, 512);
+SHML__AT(shml__header, stop_text, 1024);
 _Static_assert(sizeof(struct shml__header) == SHML__HEADER_BYTES, "header size");
 
 SHML__AT(shml__tensor_entry, name, 0);

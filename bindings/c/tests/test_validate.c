@@ -61,7 +61,8 @@ static struct shml__tensor_entry *E(uint8_t *b, int i) {
 
 static void bad_magic(uint8_t *b) { b[3] = 'X'; }
 static void version2(uint8_t *b) { H(b)->version = 2; }
-static void version4(uint8_t *b) { H(b)->version = 4; }
+static void version3(uint8_t *b) { H(b)->version = 3; }
+static void version5(uint8_t *b) { H(b)->version = 5; }
 static void nodes0(uint8_t *b) { H(b)->nodes = 0; }
 static void node_rank1(uint8_t *b) { H(b)->node_rank = 1; }
 static void version0(uint8_t *b) { H(b)->version = 0; }
@@ -109,7 +110,8 @@ static void targeted(struct check *t, const struct img *im) {
   const struct mutation ms[] = {
       {"bad magic", bad_magic, SHML_EMAGIC},
       {"version 2 (before steps per epoch and counters)", version2, SHML_EVERSION},
-      {"version 4", version4, SHML_EVERSION},
+      {"version 3 (before stop reasons and stall notes)", version3, SHML_EVERSION},
+      {"version 5", version5, SHML_EVERSION},
       {"nodes 0", nodes0, SHML_ESIZE},
       {"node_rank not below nodes", node_rank1, SHML_ESIZE},
       {"version 0 (being written)", version0, SHML__NOTREADY},
@@ -151,7 +153,7 @@ static void targeted(struct check *t, const struct img *im) {
     CHECK_RC(t, validate_copy(im, im->len, ms[i].fn, RANK), ms[i].want, ms[i].what);
   CHECK_RC(t, validate_copy(im, im->len, NULL, 0), SHML_ECORRUPT, "wrong rank requested");
   CHECK_RC(t, validate_copy(im, im->len - 4096, NULL, RANK), SHML_ESIZE, "truncated image");
-  CHECK_RC(t, validate_copy(im, 511, NULL, RANK), SHML_ESIZE, "image shorter than 512");
+  CHECK_RC(t, validate_copy(im, 511, NULL, RANK), SHML_ESIZE, "image shorter than the fixed header");
   CHECK_RC(t, validate_copy(im, 0, NULL, RANK), SHML_ESIZE, "empty image");
 }
 

@@ -21,8 +21,8 @@ from .errors import LibraryNotFound
 LIB_NAME = "libshmloader.so"
 
 # Mirrors of the #defines and enums in shmloader.h.
-ABI_VERSION = 3
-PROTOCOL_VERSION = 3
+ABI_VERSION = 4
+PROTOCOL_VERSION = 4
 MAX_DIMS = 5
 
 OK = 0
@@ -45,6 +45,18 @@ ESYS = -16
 ESEEK = -17
 ERANK = -18
 ERANGE = -19
+
+# SHML_STOP_*: why a producer stopped (shml_stop_reason) -> ProducerGone.stop.
+STOP_KINDS: dict[int, str] = {
+    0: "none",
+    1: "signal",
+    2: "done",
+    3: "idle",
+    4: "abandoned",
+    5: "unattached",
+    6: "error",
+    7: "died",
+}
 
 # dtype code -> (protocol name, numpy typestr). numpy has no bfloat16: it is exposed as
 # little-endian uint16 holding the raw bits.
@@ -151,6 +163,12 @@ _SIGNATURES: dict[str, tuple[object, list[object]]] = {
         [_c_consumer_p, ctypes.c_uint64, ctypes.c_uint64, ctypes.c_uint64],
     ),
     "shml_detach": (ctypes.c_int, [_c_consumer_p]),
+    "shml_done": (ctypes.c_int, [_c_consumer_p]),
+    "shml_stop_reason": (
+        ctypes.c_int,
+        [_c_consumer_p, ctypes.POINTER(ctypes.c_int), ctypes.c_char_p, ctypes.c_size_t],
+    ),
+    "shml_stall_reason": (ctypes.c_int, [_c_consumer_p, ctypes.c_char_p, ctypes.c_size_t]),
     "shml_info_get": (ctypes.c_int, [_c_consumer_p, ctypes.POINTER(InfoDesc)]),
     "shml_stats_get": (ctypes.c_int, [_c_consumer_p, ctypes.POINTER(StatsDesc)]),
     "shml_held": (ctypes.c_uint32, [_c_consumer_p]),

@@ -49,6 +49,9 @@ def _detach(handle: int, pid: int, before: list[Callable[[], None]]) -> None:
         _lib.lib().shml_detach(handle)
 
 
+_TEXT_BYTES = 2048  # more than the longest note a segment holds (ring/PROTOCOL.md)
+
+
 class Ring:
     """The attached C handle and the batches held on it.
 
@@ -83,11 +86,46 @@ class Ring:
         if not self.open:
             raise LoaderClosed(f"{op}: the loader is closed", job=self.job, rank=self.rank)
 
-    def error(self, code: int, op: str, detail: str = "") -> ShmloaderError:
+    def error(self, code: int, op: str, explanation: str | None = None) -> ShmloaderError:
+        """The exception for ``code`` from a call on this handle, with the producer's
+        words when it left any; ``explanation`` replaces shml_strerror's."""
         lib = _lib.lib()
         sys_errno = lib.shml_errno(self.handle) if code == _lib.ESYS else 0
-        text = _lib.strerror(code) + detail
-        return error_for(code, text, op=op, job=self.job, rank=self.rank, sys_errno=sys_errno)
+        text = explanation or _lib.strerror(code)
+        stop, reason = None, None
+        if code == _lib.EGONE:
+            stop, reason = self.stop_reason()
+        elif code == _lib.ETIMEOUT:
+            reason = self.stall_reason() or None
+        return error_for(
+            code,
+            text,
+            op=op,
+            job=self.job,
+            rank=self.rank,
+            sys_errno=sys_errno,
+            stop=stop,
+            reason=reason,
+        )
+
+    def stop_reason(self) -> tuple[str | None, str | None]:
+        """Why the producer stopped: (kind, its words), e.g. ("error", "data/x.parquet:
+        row group 3, column f1, page 2: ..."); kind None while it runs."""
+        kind = ctypes.c_int(0)
+        buf = ctypes.create_string_buffer(_TEXT_BYTES)
+        if _lib.lib().shml_stop_reason(self.handle, ctypes.byref(kind), buf, len(buf)) != _lib.OK:
+            return None, None
+        name = _lib.STOP_KINDS.get(kind.value)
+        if name in (None, "none"):
+            return None, None
+        return name, buf.value.decode("utf-8", "replace") or None
+
+    def stall_reason(self) -> str:
+        """Why this rank has no batch now, as the producer last said ("" if it did not)."""
+        buf = ctypes.create_string_buffer(_TEXT_BYTES)
+        if _lib.lib().shml_stall_reason(self.handle, buf, len(buf)) != _lib.OK:
+            return ""
+        return buf.value.decode("utf-8", "replace")
 
     def release(self, seq: int) -> None:
         desc = self.held.pop(seq, None)

@@ -87,11 +87,31 @@ class ShmloaderError(Exception):
 
 
 class Timeout(ShmloaderError, TimeoutError):
-    """A wait ran past its timeout (no producer at attach, or no batch in time)."""
+    """A wait ran past its timeout (no producer at attach, or no batch in time).
+
+    ``reason`` is the producer's own explanation of why this rank had no batch, when it
+    gave one (``"rank 0 waits: rank 1 has had no trainer for 42 s (...)"``), else None;
+    the message includes it.
+    """
+
+    reason: str | None = None
 
 
 class ProducerGone(ShmloaderError):
-    """The producer died or stopped; batches published before that were delivered."""
+    """The producer died or stopped; batches published before that were delivered.
+
+    ``stop`` says why: ``"error"`` (``reason`` is the error, naming the file, row group
+    and column, and what to do), ``"signal"`` (SIGTERM or SIGINT, or its launcher went
+    away), ``"done"`` (a trainer said the job is done: ``loader.close(done=True)``),
+    ``"idle"`` (every trainer had detached and none came back in time),
+    ``"abandoned"`` (a rank's trainer left and none came back within
+    ``--drain-timeout``), ``"unattached"`` (a rank never had a trainer within
+    ``--start-grace``), ``"died"`` (killed or crashed, without a word), or None when
+    unknown. ``reason`` is the producer's words; the message includes them.
+    """
+
+    stop: str | None = None
+    reason: str | None = None
 
 
 class SeekUnanswered(ShmloaderError):
@@ -197,15 +217,23 @@ def error_for(
     job: str | None = None,
     rank: int | None = None,
     sys_errno: int = 0,
+    stop: str | None = None,
+    reason: str | None = None,
 ) -> ShmloaderError:
     """The exception for C error ``code``; the message reads
-    ``"<op> job='train' rank=0: <explanation> (SHML_E...)"``."""
+    ``"<op> job='train' rank=0: <explanation> (SHML_E...)"``. For SHML_EGONE, ``stop``
+    and ``reason`` (the producer's words, shml_stop_reason) replace the explanation; for
+    SHML_ETIMEOUT, ``reason`` (shml_stall_reason) is added to it."""
     cls = _CLASSES.get(code, ShmloaderError)
     where = op
     if job is not None:
         where += f" job={job!r}"
     if rank is not None:
         where += f" rank={rank}"
+    if code == -2 and stop is not None:
+        explanation = _stopped(stop, reason, job)
+    elif code == -1 and reason:
+        explanation = f"{explanation}: {reason}"
     message = f"{where}: {explanation} ({CODE_NAMES.get(code, code)})"
     if code == -16 and sys_errno:
         message += f": [Errno {sys_errno}] {os.strerror(sys_errno)}"
@@ -217,6 +245,33 @@ def error_for(
     if code == -12:
         message += "; release batches you are done with (batch.release(), loader.release())"
     exc = cls(message, code=code, job=job, rank=rank)
+    if isinstance(exc, ProducerGone):
+        exc.stop, exc.reason = stop, reason
+    elif isinstance(exc, Timeout):
+        exc.reason = reason
     if isinstance(exc, OSError) and sys_errno:
         exc.errno = sys_errno  # strerror stays unset: it would replace the message in str()
     return exc
+
+
+_STOPPED = {
+    "signal": "the producer was stopped",
+    "done": "the job is done",
+    "idle": "the job is over",
+    "abandoned": "the producer gave up",
+    "unattached": "the producer gave up",
+    "error": "the producer stopped on an error",
+}
+
+
+def _stopped(stop: str, reason: str | None, job: str | None) -> str:
+    """What ProducerGone says for a stop of kind ``stop`` (a SHML_STOP_* name)."""
+    if stop == "died":
+        clean = f"shmloader clean {job}" if job else "shmloader clean"
+        return (
+            "the producer died without a word (killed: kill -9, the OOM killer; or crashed); "
+            "what it had published was delivered; a new serve of the job replaces its "
+            f"segments, and `{clean}` removes them"
+        )
+    head = _STOPPED.get(stop, "the producer stopped")
+    return f"{head}: {reason}" if reason else head

@@ -384,8 +384,8 @@ class Loader:
                     self._ended = True
                     return _STREAM_END
                 if rc != _lib.ETIMEOUT or (deadline is not None and time.monotonic() >= deadline):
-                    detail = f" (waited {timeout:g} s)" if rc == _lib.ETIMEOUT else ""
-                    raise ring.error(rc, op, detail)
+                    why = _no_batch(ring, timeout) if rc == _lib.ETIMEOUT else None
+                    raise ring.error(rc, op, why)
             ms = _slice_ms(deadline)
 
     def _learn_schema(self, desc: _lib.BatchDesc) -> list[_TensorSchema]:
@@ -696,15 +696,26 @@ class Loader:
 
     # -- closing -----------------------------------------------------------------------
 
-    def close(self) -> None:
+    def close(self, done: bool = False) -> None:
         """Release every held batch and close the loader. Idempotent.
 
         Views of batches stay readable: the ring stays mapped, and this rank's consumer
         claim stays held, until the last view is gone too. After the run's last epoch the
         end of the stream is read first, so serve can finish while views remain.
+
+        ``done=True`` also tells the producer that the job is done (training stopped
+        before the stream's end: a max-steps limit, an early stop): serve stops at once,
+        removes its segments and exits 0, and every other rank's next batch wait ends
+        with :class:`ProducerGone` (``stop == "done"``) after what was published. Say it
+        once every rank is done (after a barrier, or from each rank at its end).
+        Without it, serve ends on its own once every trainer has detached and none came
+        back within its ``detach_grace`` (60 s by default).
         """
         if self._ring is not None and self._ring.open and self._ring.pid == os.getpid():
             self.read_end()
+            if done:
+                with self._ring.lock:
+                    _lib.lib().shml_done(self._ring.handle)
         ring, self._ring = self._ring, None
         if ring is None:
             return
@@ -750,6 +761,17 @@ class Loader:
             f"rows<={info.batch_capacity} producer_pid={info.producer_pid} "
             f"held={len(self._ring.held)} {where}>"
         )
+
+
+def _no_batch(ring: Ring, timeout: float | None) -> str:
+    """What a Timeout of next() says before the producer's reason, or instead of it."""
+    text = f"no batch within {timeout:g} s"
+    if not ring.stall_reason():
+        text += (
+            "; the producer is alive but gave no reason: it may be stopped (SIGSTOP, a "
+            "debugger) or starved of CPU"
+        )
+    return text
 
 
 def _header_u32(where: str, job: str, rank: int, offset: int) -> int | None:

@@ -412,12 +412,13 @@ class TorchLoader:
         """:meth:`shmloader.Loader.stats`: batches, rows, and this trainer's data stall."""
         return self.loader.stats(reset)
 
-    def close(self) -> None:
+    def close(self, done: bool = False) -> None:
         """Wait for copies in flight, release everything and close. CPU views still
-        alive keep the ring mapped (and registered, with ``pin``) until they go."""
+        alive keep the ring mapped (and registered, with ``pin``) until they go.
+        ``done=True`` tells the producer the job is done (:meth:`shmloader.Loader.close`)."""
         self._settle()
         self._closed = True
-        self.loader.close()
+        self.loader.close(done=done)
 
     def __enter__(self) -> TorchLoader:
         return self
@@ -560,11 +561,22 @@ class Dataset(torch.utils.data.IterableDataset[TorchBatch]):  # type: ignore[mis
         """Resume at a saved position (:meth:`shmloader.Loader.load_state_dict`)."""
         self.loader.load_state_dict(state)
 
-    def close(self) -> None:
-        """Close the loader (a later iteration attaches again)."""
+    def close(self, done: bool = False) -> None:
+        """Close the loader (a later iteration attaches again). ``done=True`` tells the
+        producer the job is done: serve stops at once and exits 0
+        (:meth:`shmloader.Loader.close`); call it at the end of training."""
         if self._loader is not None:
-            self._loader.close()
+            self._loader.close(done=done)
             self._loader = None
+
+    def __enter__(self) -> Dataset:
+        return self
+
+    def __exit__(self, exc_type: object, *exc: object) -> None:
+        """The end of a ``with`` block: training is over if it ended without an
+        exception (``close(done=True)``: serve stops at once); after an exception the
+        loader is only closed, so that a restarted trainer can resume."""
+        self.close(done=exc_type is None)
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
