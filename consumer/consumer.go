@@ -180,6 +180,16 @@ func (c *Consumer) Seek(epoch, step uint64) error {
 	return nil
 }
 
+// Done tells the producer that the job is done: it stops at once (shml_done). Every
+// rank's consumer then gets ErrProducerGone, with the reason, after what was published.
+func (c *Consumer) Done() error {
+	if c.r == nil {
+		return ErrClosed
+	}
+	c.r.Done()
+	return nil
+}
+
 // Close releases every held batch, gives up the ring and unmaps it. Tensors of held
 // batches must not be used afterwards.
 func (c *Consumer) Close() error {

@@ -1,6 +1,9 @@
 package ring
 
-import "unicode/utf8"
+import (
+	"fmt"
+	"unicode/utf8"
+)
 
 // The ring's words for people (PROTOCOL.md "Stop reasons and stall notes"): why the
 // producer stopped, why a rank has no batch now, and a consumer's "the job is done".
@@ -32,6 +35,32 @@ func (p *Producer) SetStall(note string) {
 // Done reports whether a consumer has said the job is done (shml_done).
 func (p *Producer) Done() bool { return p.h.ConsDone.Load() != 0 }
 
+// Done tells the producer that the job is done (shml_done): it stops every ring.
+func (r *Reader) Done() {
+	r.h.ConsDone.Store(1) // [DONE]
+	r.h.TailBell.Add(1)   // the producer may sleep on a full ring
+	futexWake(&r.h.TailBell)
+}
+
+// Notes reads the ring's words now.
+func (r *Reader) Notes() Notes { return ReadNotes(r.mem) }
+
+// goneErr is ErrProducerGone with the producer's stop reason, if it left one.
+func (r *Reader) goneErr() error {
+	if _, stop := readStop(r.h); stop != "" {
+		return fmt.Errorf("%w: %s", ErrProducerGone, stop)
+	}
+	return ErrProducerGone
+}
+
+// readStop is the stop kind and reason of a stopped ring (none while it runs).
+func readStop(h *Header) (uint32, string) {
+	if h.State.Load() != StateStopped { // [STATE] acquire: the stop reason is complete
+		return StopNone, ""
+	}
+	return h.StopKind.Load(), textOf(h.StopText[:])
+}
+
 // Notes are a segment's words, as an observer reads them.
 type Notes struct {
 	StopKind uint32
@@ -45,9 +74,7 @@ type Notes struct {
 func ReadNotes(mem []byte) Notes {
 	h := headerAt(mem)
 	n := Notes{Done: h.ConsDone.Load() != 0}
-	if h.State.Load() == StateStopped { // [STATE] acquire: the stop reason is complete
-		n.StopKind, n.Stop = h.StopKind.Load(), textOf(h.StopText[:])
-	}
+	n.StopKind, n.Stop = readStop(h)
 	for range 100 {
 		s1 := h.StallSeq.Load() // [NOTE] acquire
 		if s1%2 != 0 {

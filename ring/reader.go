@@ -88,7 +88,7 @@ func (r *Reader) Next(timeout time.Duration) (View, uint64, error) {
 			return View{}, 0, r.endOfStream()
 		}
 		if r.gone {
-			return View{}, 0, ErrProducerGone
+			return View{}, 0, r.goneErr()
 		}
 		head := r.h.Head.Load() // [PUB] acquire: slots below head are complete
 		if head < r.tail || head-r.tail > n {
@@ -105,6 +105,9 @@ func (r *Reader) Next(timeout time.Duration) (View, uint64, error) {
 			r.gone = r.gone || err == ErrProducerGone
 			if r.eos {
 				return View{}, 0, r.endOfStream()
+			}
+			if r.gone {
+				return View{}, 0, r.goneErr()
 			}
 			if err != nil {
 				return View{}, 0, err

@@ -17,6 +17,7 @@ import (
 	"github.com/shmloader/shmloader/producer/config"
 	"github.com/shmloader/shmloader/producer/plan"
 	"github.com/shmloader/shmloader/producer/serve"
+	"github.com/shmloader/shmloader/ring"
 )
 
 func runServe(args []string, stdout, stderr io.Writer) error {
@@ -28,7 +29,7 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	fs.Uint64Var(&opt.StartEpoch, "start-epoch", 0, "start every rank at this epoch")
 	fs.Uint64Var(&opt.StartStep, "start-step", 0, "start every rank at this step of --start-epoch")
 	resume := fs.String("resume", "", "start every rank where a trainer's saved loader.state_dict() (JSON) says")
-	fs.DurationVar(&opt.DrainTimeout, "drain-timeout", 0, "how long to wait, after the last epoch, for trainers to read everything, and for a new trainer when one leaves mid-stream (0: no limit, a trainer may re-attach at any time)")
+	fs.DurationVar(&opt.DrainTimeout, "drain-timeout", 0, "how long to wait, after the last epoch, for a rank's trainer to read everything, and for a new trainer when a rank's leaves mid-stream, then exit 1 naming the rank (0: no limit, a trainer may re-attach at any time)")
 	quiet := fs.Bool("quiet", false, "print nothing but errors: no start-up summary, status or per-rank lines")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile (go tool pprof) of the run to this file")
 	var obs observers
@@ -51,6 +52,8 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 		{"batch-size", "batch_size", "rows per batch"},
 		{"depth", "ring_depth", "slots per ring"},
 		{"progress", "progress", "status line period, 0 = off"},
+		{"detach-grace", "detach_grace", "every trainer detached: end the job (exit 0) if none attaches within this; 0 or none = wait for ever"},
+		{"start-grace", "start_grace", "a rank no trainer attached to: exit 1 naming it after this; 0 or none = wait for ever"},
 	} {
 		fs.Func(o.flag, fmt.Sprintf("%s (overrides key %s)", o.usage, o.key), func(v string) error {
 			overrides[o.key] = v
@@ -77,9 +80,11 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	// A log line to a reader that went away (a launcher's pipe, `| head`) must not kill
 	// serve before it removes its segments: EPIPE instead of SIGPIPE.
 	signal.Ignore(syscall.SIGPIPE)
-	// Signals are caught from the start: one during start-up stops it cleanly too.
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-	defer stop()
+	// Signals are caught from the start: one during start-up stops it cleanly too. The
+	// run's cause says which, to the log and to every trainer.
+	ctx, stopRun := context.WithCancelCause(context.Background())
+	defer stopRun(nil)
+	defer onSignal(stopRun)()
 	if err := parseFlags(fs, args, stdout, stderr); err != nil {
 		return err
 	}
@@ -99,9 +104,9 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	ctx, stopRun := context.WithCancel(ctx)
-	defer stopRun()
-	if err := obs.start(stopRun); err != nil {
+	if err := obs.start(func() {
+		stopRun(&serve.Ended{Kind: ring.StopSignal, Reason: "stopped: its launcher went away (the control descriptor closed)"})
+	}); err != nil {
 		return err
 	}
 	defer obs.stop()
@@ -159,8 +164,13 @@ func serveConfig(ctx context.Context, path string, overrides map[string]string, 
 			fmt.Fprintln(stderr, r)
 		}
 	}
+	var end *serve.Ended
+	if errors.As(err, &end) && end.Clean() {
+		log.Info(end.Reason + "; segments removed")
+		return nil
+	}
 	if errors.Is(err, context.Canceled) && ctx.Err() != nil {
-		log.Info("stopped (by a signal, or its launcher went away); segments removed")
+		log.Info("stopped; segments removed")
 		return nil
 	}
 	if err == nil {
@@ -168,6 +178,23 @@ func serveConfig(ctx context.Context, path string, overrides map[string]string, 
 			"seconds", time.Since(start).Seconds(), "peak_rss_mib", peakRSS())
 	}
 	return err
+}
+
+// onSignal stops the run on SIGINT or SIGTERM, naming the signal; the returned func
+// stops listening.
+func onSignal(stop context.CancelCauseFunc) func() {
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	quit := make(chan struct{})
+	go func() {
+		select {
+		case sig := <-sigs:
+			name := map[os.Signal]string{syscall.SIGINT: "SIGINT", syscall.SIGTERM: "SIGTERM"}[sig]
+			stop(&serve.Ended{Kind: ring.StopSignal, Reason: "stopped by " + name})
+		case <-quit:
+		}
+	}()
+	return func() { signal.Stop(sigs); close(quit) }
 }
 
 // readState reads a trainer's loader.state_dict() saved as JSON.

@@ -135,6 +135,7 @@ type ringLook struct {
 	g        *ring.Geometry
 	c        ring.Counters
 	consumer uint32
+	waits    string // the stall note its trainer reads: why the rank has no batch
 }
 
 // observe maps each of the job's segments read-only, validates it as a consumer would,
@@ -193,7 +194,7 @@ func lookAt(dir, job string, rank int) (ringLook, error) {
 	if on, err := seg.ConsumerAttached(); err == nil && !on {
 		c.ConsumerPID = 0 // the header's pid outlives a trainer that died or did not detach
 	}
-	return ringLook{rank: rank, g: g, c: c, consumer: c.ConsumerPID}, nil
+	return ringLook{rank: rank, g: g, c: c, consumer: c.ConsumerPID, waits: ring.ReadNotes(seg.Mem).Stall}, nil
 }
 
 func jobLive(dir, job string) bool {
@@ -252,7 +253,8 @@ type ringView struct {
 	ConsumerWaitPct float64 `json:"consumer_wait_pct"`
 	RowsPerS        float64 `json:"rows_per_s"`
 	RowsRead        uint64  `json:"rows_read"`
-	TrainerPID      uint32  `json:"trainer_pid"` // 0: no trainer attached
+	TrainerPID      uint32  `json:"trainer_pid"`     // 0: no trainer attached
+	Waits           string  `json:"waits,omitempty"` // why the rank has no batch, as its trainer is told
 }
 
 func compare(a, b *observation) statusView {
@@ -264,7 +266,7 @@ func compare(a, b *observation) statusView {
 	for i, r := range b.rings {
 		rv := ringView{Rank: r.rank, Epoch: r.c.ConsEpoch, Step: r.c.ConsStep, StepsPerEpoch: r.g.StepsPerEpoch,
 			ServedEpoch: r.c.PubEpoch, ServedStep: r.c.PubStep,
-			Occupancy: r.c.Occupancy, Slots: r.g.SlotCount, RowsRead: r.c.RowsIn, TrainerPID: r.consumer}
+			Occupancy: r.c.Occupancy, Slots: r.g.SlotCount, RowsRead: r.c.RowsIn, TrainerPID: r.consumer, Waits: r.waits}
 		if i < len(a.rings) && a.rings[i].rank == r.rank && dt > 0 {
 			p := a.rings[i].c
 			rv.ProducerWaitPct = pct((r.c.ProducerWait - p.ProducerWait).Seconds(), dt)
@@ -328,6 +330,11 @@ func printView(w io.Writer, v statusView) {
 			r.ServedEpoch, r.ServedStep, r.Occupancy, r.Slots, r.ProducerWaitPct, r.ConsumerWaitPct, si(r.RowsPerS), trainer)
 	}
 	tw.Flush()
+	for _, r := range v.Rings {
+		if r.Waits != "" {
+			fmt.Fprintln(w, r.Waits)
+		}
+	}
 }
 
 func listJobs(w io.Writer, dir string, asJSON bool) error {

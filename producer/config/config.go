@@ -24,9 +24,15 @@ type Config struct {
 	Workers    int           // decode workers; default 0 = GOMAXPROCS
 	Prefetch   int           // windows decoded ahead of the slowest rank; default 2
 	Progress   time.Duration // status line period on stderr; default 5s; 0 turns it off
-	Cache      Cache         // the local-disk cache of transformed row groups
-	Filter     []Predicate   // rows kept: every predicate holds (AND)
-	Outputs    []Output      // named tensors, in the file's order (at least one)
+	// DetachGrace: once every trainer has detached, serve ends (exit 0) if none attaches
+	// within this; default 60s; 0: it waits for ever.
+	DetachGrace time.Duration
+	// StartGrace: a rank no trainer has attached to since serve started makes serve exit
+	// (1) after this; default 10m; 0: it waits for ever.
+	StartGrace time.Duration
+	Cache      Cache       // the local-disk cache of transformed row groups
+	Filter     []Predicate // rows kept: every predicate holds (AND)
+	Outputs    []Output    // named tensors, in the file's order (at least one)
 
 	Lines  map[string]int // source line of each key path ("outputs.features.transforms[1]"), for errors
 	Source string         // name of the file parsed, for errors; "" when built in code

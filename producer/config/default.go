@@ -17,16 +17,18 @@ var DefaultYAML string
 // Dataset and Outputs have no default and must be given.
 func Default() Config {
 	return Config{
-		Job:       "train",
-		BatchSize: 1024,
-		Epochs:    1,
-		Shuffle:   Shuffle{RowGroups: true, Window: 4},
-		DropLast:  true,
-		Ranks:     1,
-		Node:      Node{Rank: 0, Count: 1},
-		RingDepth: 8,
-		Prefetch:  2,
-		Cache:     Cache{Shards: 16},
-		Progress:  5 * time.Second,
+		Job:         "train",
+		BatchSize:   1024,
+		Epochs:      1,
+		Shuffle:     Shuffle{RowGroups: true, Window: 4},
+		DropLast:    true,
+		Ranks:       1,
+		Node:        Node{Rank: 0, Count: 1},
+		RingDepth:   8,
+		Prefetch:    2,
+		Cache:       Cache{Shards: 16},
+		Progress:    5 * time.Second,
+		DetachGrace: 60 * time.Second,
+		StartGrace:  10 * time.Minute,
 	}
 }

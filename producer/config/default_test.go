@@ -20,6 +20,7 @@ var keyFields = map[string][]string{
 	"cache": {"Config.Cache"}, "cache.dir": {"Cache.Dir"}, "cache.size": {"Cache.Size"}, "cache.shards": {"Cache.Shards"},
 	"node.rank": {"Node.Rank"}, "node.count": {"Node.Count"}, "ring_depth": {"Config.RingDepth"},
 	"workers": {"Config.Workers"}, "prefetch": {"Config.Prefetch"}, "progress": {"Config.Progress"},
+	"detach_grace": {"Config.DetachGrace"}, "start_grace": {"Config.StartGrace"},
 
 	"filter": {"Config.Filter"}, "filter[]": nil, "filter[].column": {"Predicate.Column"},
 	"filter[].op": {"Predicate.Op"}, "filter[].value": {"Predicate.Value"},
@@ -183,7 +184,7 @@ func TestDefaultYAMLValues(t *testing.T) {
 		t.Fatalf("default.yaml sets\n  %+v\nDefault() is\n  %+v", *c, d)
 	}
 	for _, k := range []string{"batch_size", "seed", "epochs", "shuffle.window", "drop_last", "partitions", "ranks",
-		"node.count", "ring_depth", "workers", "prefetch", "progress", "job"} {
+		"node.count", "ring_depth", "workers", "prefetch", "progress", "detach_grace", "start_grace", "job"} {
 		if c.Lines[k] == 0 {
 			t.Errorf("default.yaml does not write %s", k)
 		}

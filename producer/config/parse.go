@@ -134,6 +134,14 @@ func (d *decoder) topFields(c *Config) []field {
 			c.Progress, err = d.duration(n, p)
 			return err
 		}},
+		{"detach_grace", func(n *yaml.Node, p string) (err error) {
+			c.DetachGrace, err = d.wait(n, p)
+			return err
+		}},
+		{"start_grace", func(n *yaml.Node, p string) (err error) {
+			c.StartGrace, err = d.wait(n, p)
+			return err
+		}},
 		{"filter", func(n *yaml.Node, p string) (err error) {
 			c.Filter, err = d.filter(n, p)
 			return err

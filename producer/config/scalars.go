@@ -121,6 +121,14 @@ func (d *decoder) duration(n *yaml.Node, path string) (time.Duration, error) {
 	return v, nil
 }
 
+// wait reads how long serve waits for something: a duration, or 0 or none for ever.
+func (d *decoder) wait(n *yaml.Node, path string) (time.Duration, error) {
+	if n.Kind == yaml.ScalarNode && (n.Value == "none" || n.Value == "never") {
+		return 0, nil
+	}
+	return d.duration(n, path)
+}
+
 // bytes reads a size: an integer number of bytes, or a number with a unit (KB, MB, GB,
 // TB in powers of 1000; KiB, MiB, GiB, TiB in powers of 1024), such as "64GiB".
 func (d *decoder) bytes(n *yaml.Node, path string) (int64, error) {

@@ -42,14 +42,14 @@ func TestTrainerLeavingWakesARankWaitingForRoom(t *testing.T) {
 	attached := []func() (bool, error){func() (bool, error) { return on.Load(), nil }}
 	s.watchTrainers(attached)
 
-	w0, err := s.windows.get(context.Background(), ep, 0, 0, 0)
+	w0, err := s.windows.get(context.Background(), ep, 0, 0, 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	s.windows.unpin(w0)
 	got := make(chan error, 1)
 	go func() { // batch 1 needs window 1: no room while the trainer at batch 0 may read window 0
-		w, err := s.windows.get(context.Background(), ep, 0, 1, 1)
+		w, err := s.windows.get(context.Background(), ep, 0, 1, 1, nil)
 		if err == nil {
 			s.windows.unpin(w)
 		}

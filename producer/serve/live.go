@@ -91,6 +91,9 @@ type RingSnapshot struct {
 	Step          uint64  `json:"step"`            //
 	ProducerWaitS float64 `json:"producer_wait_s"` // serve waited for a free slot (trainer slower)
 	ConsumerWaitS float64 `json:"consumer_wait_s"` // trainers waited for a batch (data stall)
+	// Waits says why the rank has had no batch for a while ("rank 0 waits: rank 1 has had
+	// no trainer for 42 s (...)"), as its trainer is told; "" when it is not held back.
+	Waits string `json:"waits,omitempty"`
 }
 
 // Snapshot reads the job's figures now (after the run ended, its last figures).
@@ -131,6 +134,7 @@ func (l *Live) read() Snapshot {
 			RowsOut: k.RowsOut, RowsIn: k.RowsIn, Bytes: st.bytes.Load(),
 			PubEpoch: k.PubEpoch, PubStep: k.PubStep, Epoch: k.ConsEpoch, Step: k.ConsStep,
 			ProducerWaitS: k.ProducerWait.Seconds(), ConsumerWaitS: k.ConsumerWait.Seconds(),
+			Waits: s.notes.get(r),
 		})
 	}
 	return snap

@@ -80,7 +80,7 @@ func (s *server) fill(ctx context.Context, slot *ring.Slot, r int, epoch, g uint
 	ep := s.plan.Epoch(epoch)
 	at := 0
 	for _, sp := range s.plan.Spans(ep, g) {
-		w, err := s.windows.get(ctx, ep, sp.Part, sp.Window, position(epoch, g))
+		w, err := s.windows.get(ctx, ep, sp.Part, sp.Window, position(epoch, g), &s.waits[r])
 		if err != nil {
 			return 0, err
 		}
@@ -147,7 +147,7 @@ func (s *server) drain(ctx context.Context, p *ring.Producer, dataEnd uint64, at
 			return 0, 0, false, ctx.Err()
 		}
 		if !deadline.IsZero() && time.Now().After(deadline) {
-			return 0, 0, false, fmt.Errorf("rank %d: the consumer did not read the rest of the stream within %v", p.Geometry().Rank, s.opt.DrainTimeout)
+			return 0, 0, false, &Ended{Kind: ring.StopAbandoned, Reason: fmt.Sprintf("rank %d: the consumer did not read the rest of the stream within %v (--drain-timeout)", p.Geometry().Rank, s.opt.DrainTimeout)}
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -164,7 +164,7 @@ func (s *server) orphaned(r int, p *ring.Producer, attached func() (bool, error)
 	if s.opt.DrainTimeout <= 0 {
 		return nil
 	}
-	if p.Released() == 0 && p.ConsumerPID() == 0 && !s.hadTrainer[r].Load() {
+	if !s.attachedOnce(r) {
 		return nil // no trainer has come to this ring yet
 	}
 	if on, err := attached(); err != nil || on {
@@ -176,8 +176,8 @@ func (s *server) orphaned(r int, p *ring.Producer, attached func() (bool, error)
 		s.logf("rank %d: its trainer is gone; waiting up to %v (--drain-timeout) for another to attach", r, s.opt.DrainTimeout)
 	}
 	if time.Since(*left) > s.opt.DrainTimeout {
-		return fmt.Errorf("rank %d: its trainer left at step %d and none attached within %v (--drain-timeout)",
-			r, s.stats.rank(r).step.Load(), s.opt.DrainTimeout)
+		return &Ended{Kind: ring.StopAbandoned, Reason: fmt.Sprintf("rank %d: its trainer left at step %d and none attached within %v (--drain-timeout)",
+			r, s.stats.rank(r).step.Load(), s.opt.DrainTimeout)}
 	}
 	return nil
 }
@@ -282,16 +282,23 @@ func (s *server) watchTrainers(attached []func() (bool, error)) {
 	}
 }
 
-// watchTrainersUntil refreshes s.trainer every 20 ms until done is closed.
-func (s *server) watchTrainersUntil(attached []func() (bool, error), done <-chan struct{}) {
+// watchTrainersUntil refreshes s.trainer every 20 ms until done is closed, and ends the
+// run (stop) when the job is over without its last epoch (lifetime).
+func (s *server) watchTrainersUntil(attached []func() (bool, error), done <-chan struct{}, stop context.CancelCauseFunc) {
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
+	lt := lifetime{start: s.ringsAt}
 	for {
 		select {
 		case <-done:
 			return
-		case <-tick.C:
+		case now := <-tick.C:
 			s.watchTrainers(attached)
+			if end := s.checkLifetime(&lt, now); end != nil {
+				stop(end)
+				s.windows.wake()
+				return
+			}
 		}
 	}
 }

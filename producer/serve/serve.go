@@ -72,6 +72,10 @@ type server struct {
 	// hadTrainer[r]: a trainer has held rank r's consumer lock since serve started, so
 	// --drain-timeout applies to the rank once none does.
 	hadTrainer []atomic.Bool
+	waits      []rankWait // per rank: what its loop waits for now (stall notes)
+	ringsAt    time.Time  // when the rings appeared (trainers may attach from then)
+	workers    workerStates
+	notes      notes // per rank: the stall note last published
 }
 
 // Run serves cfg until every rank has published its epochs and its consumer has read
@@ -156,11 +160,15 @@ func Run(ctx context.Context, cfg *config.Config, opt Options) ([]Result, error)
 	for r := range attached {
 		attached[r] = job.Segments[r].ConsumerAttached
 	}
+	s.waits = make([]rankWait, cfg.Ranks)
+	s.ringsAt = time.Now()
 	s.watchTrainers(attached) // once now, then every 20 ms until done
 	s.summary(job.Dir, hash, workers, prods[0].Geometry())
 
-	runCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
+	// The run's end before its last epoch has a cause (Ended, or the error): the rings
+	// say it to every trainer.
+	runCtx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
 	var wwg sync.WaitGroup
 	for range workers {
 		wwg.Go(func() { s.worker(runCtx) })
@@ -168,7 +176,8 @@ func Run(ctx context.Context, cfg *config.Config, opt Options) ([]Result, error)
 	done := make(chan struct{})
 	var rwg sync.WaitGroup
 	rwg.Go(func() { s.reporter(prods, cfg.Progress, done) })
-	rwg.Go(func() { s.watchTrainersUntil(attached, done) })
+	rwg.Go(func() { s.watchTrainersUntil(attached, done, cancel) })
+	rwg.Go(func() { s.explainUntil(done) })
 	if opt.Started != nil {
 		opt.Started(live)
 	}
@@ -177,14 +186,18 @@ func Run(ctx context.Context, cfg *config.Config, opt Options) ([]Result, error)
 	for r := range prods {
 		ranks.Go(func() {
 			errs[r] = s.serveRank(runCtx, r, prods[r], job.Segments[r].ConsumerAttached)
-			if errs[r] != nil { // stopped, or failed: this consumer sees it now, the others stop too
-				prods[r].SetState(ring.StateStopped)
-				cancel()
+			if errs[r] != nil { // stopped, or failed: every rank stops, for this cause
+				cancel(errs[r])
 				s.windows.wake()
 			}
 		})
 	}
 	ranks.Wait()
+	if end := stopReason(runCtx); end != nil {
+		for _, p := range prods {
+			p.Stop(end.Kind, end.Reason) // a rank that finished keeps its end of stream
+		}
+	}
 	close(done)
 	rwg.Wait()
 	s.queue.stop()
@@ -202,18 +215,12 @@ func Run(ctx context.Context, cfg *config.Config, opt Options) ([]Result, error)
 		st := s.stats.rank(r)
 		results[r] = Result{Rank: r, Batches: st.batches.Load(), Rows: st.rows.Load(), Epoch: st.epoch.Load(), Step: st.step.Load()}
 	}
-	if err := ctx.Err(); err != nil {
-		return results, err
-	}
-	return results, firstCause(errs)
-}
-
-// firstCause is the error that stopped the run: the others are its cancellations.
-func firstCause(errs []error) error {
-	for _, e := range errs {
-		if e != nil && !errors.Is(e, context.Canceled) {
-			return e
+	if ctx.Err() != nil { // the caller stopped the run
+		var e *Ended
+		if errors.As(context.Cause(ctx), &e) {
+			return results, e
 		}
+		return results, ctx.Err()
 	}
-	return errors.Join(errs...)
+	return results, context.Cause(runCtx) // nil when every rank finished
 }

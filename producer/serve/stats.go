@@ -68,6 +68,7 @@ type ringStatus struct {
 	Trainer   bool    `json:"trainer"`
 	WaitPct   float64 `json:"wait_pct"`
 	Done      bool    `json:"done"`
+	Waits     string  `json:"waits,omitempty"` // the stall note: why it has no batch
 }
 
 // reporter logs a status line every period and samples the rings every 10 ms for it.
@@ -103,7 +104,7 @@ func (s *server) reporter(prods []*ring.Producer, period time.Duration, done <-c
 			}
 			rings[r] = ringStatus{Rank: r, Epoch: st.epoch.Load(), Step: st.step.Load(), Steps: s.plan.Steps(r),
 				Occupancy: p.Occupancy(), Slots: p.Geometry().SlotCount, Trainer: s.trainer[r].Load(),
-				WaitPct: wait, Done: st.done.Load()}
+				WaitPct: wait, Done: st.done.Load(), Waits: s.notes.get(r)}
 			switch {
 			case st.done.Load():
 				fmt.Fprintf(&b, " | r%d done", r)
@@ -113,6 +114,11 @@ func (s *server) reporter(prods []*ring.Producer, period time.Duration, done <-c
 			default:
 				fmt.Fprintf(&b, " | r%d e%d %d/%d ring %d/%d wait %.0f%%", r, st.epoch.Load(), st.step.Load(),
 					s.plan.Steps(r), p.Occupancy(), p.Geometry().SlotCount, wait)
+			}
+		}
+		for r := range prods {
+			if note := s.notes.get(r); note != "" {
+				b.WriteString("; " + note)
 			}
 		}
 		dec := s.stats.decodedRows.Load()

@@ -113,9 +113,11 @@ func newWindows(q *queue, blocks *blockSource, capacity int, place func(windowKe
 }
 
 // get returns window wi of partition part of ep, decoded, and pinned, for the batch at
-// position pos: call unpin after copying from it.
-func (c *windows) get(ctx context.Context, ep *plan.Epoch, part, wi int, pos uint64) (*window, error) {
+// position pos: call unpin after copying from it. wt (may be nil) records what the
+// caller waits for meanwhile.
+func (c *windows) get(ctx context.Context, ep *plan.Epoch, part, wi int, pos uint64, wt *rankWait) (*window, error) {
 	key := windowKey{ep.Number, part, wi}
+	defer wt.clear()
 	c.mu.Lock()
 	w := c.entries[key]
 	for w == nil && !c.makeRoom(key, pos) {
@@ -123,6 +125,7 @@ func (c *windows) get(ctx context.Context, ep *plan.Epoch, part, wi int, pos uin
 			c.mu.Unlock()
 			return nil, ctx.Err()
 		}
+		wt.set(waitRoom, key)
 		c.changed.Wait()
 		w = c.entries[key]
 	}
@@ -139,6 +142,9 @@ func (c *windows) get(ctx context.Context, ep *plan.Epoch, part, wi int, pos uin
 	} else if !w.isReady() {
 		c.queue.promote(w)
 	}
+	if !w.isReady() {
+		wt.set(waitDecode, key)
+	}
 	select {
 	case <-w.ready:
 	case <-ctx.Done():
@@ -152,11 +158,12 @@ func (c *windows) get(ctx context.Context, ep *plan.Epoch, part, wi int, pos uin
 	return w, nil
 }
 
-// unpin ends a gather from w.
+// unpin ends a gather from w, or a wait for it (a get cancelled before it was ready:
+// its err is read only once ready, after the workers wrote it).
 func (c *windows) unpin(w *window) {
 	c.mu.Lock()
 	w.pins--
-	if w.err != nil && w.pins == 0 && c.entries[w.key] == w {
+	if w.isReady() && w.err != nil && w.pins == 0 && c.entries[w.key] == w {
 		delete(c.entries, w.key) // a later get retries and reports it again
 		w.release()
 	}
@@ -223,6 +230,33 @@ func (c *windows) makeRoom(key windowKey, pos uint64) bool {
 	delete(c.entries, victim.key)
 	victim.release()
 	return true
+}
+
+// held counts the windows the slowest rank, at position floor, has yet to read (those
+// no rank is past), and the capacity.
+func (c *windows) held(floor uint64) (n, capacity int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, w := range c.entries {
+		if w.last >= floor {
+			n++
+		}
+	}
+	return n, c.capacity
+}
+
+// pending is how many of window key's row groups are not decoded yet, and how many it
+// has; ok is false when the window is not in the cache.
+func (c *windows) pending(key windowKey) (left, all int, ok bool) {
+	c.mu.Lock()
+	w := c.entries[key]
+	c.mu.Unlock()
+	if w == nil {
+		return 0, 0, false
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.pending, len(w.plan.RowGroups), true
 }
 
 // start registers a new window. c.mu is held.

@@ -2,7 +2,10 @@ package serve
 
 import (
 	"context"
+	"runtime"
 	"sync"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/shmloader/shmloader/producer/dataset"
 )
@@ -83,6 +86,10 @@ func (q *queue) stop() {
 
 // worker decodes tasks until the queue stops.
 func (s *server) worker(ctx context.Context) {
+	// One thread for the worker's life: stall notes read its state and CPU time.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	st := s.workers.add(unix.Gettid())
 	readers := newReaders(s.src.ds)
 	readers.pages = newPageWork(len(s.src.outputs))
 	defer readers.close()
@@ -91,7 +98,10 @@ func (s *server) worker(ctx context.Context) {
 		if !ok {
 			return
 		}
-		t.w.done(s.decodeTask(ctx, readers, t))
+		st.begin(t)
+		err := s.decodeTask(ctx, readers, t)
+		st.end()
+		t.w.done(err)
 	}
 }
 

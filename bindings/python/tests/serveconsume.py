@@ -11,12 +11,13 @@ Modes (the default reads the whole stream, `for batch in loader`):
   --seek E S        seek to (E, S) before reading (after --seek-after N batches: a rewind)
   --load-state F    load_state_dict(json F) before reading
   --seek-script J   for each [epoch, step, n] of the JSON list J: seek there, read n batches
-  --max-batches K   stop after K batches; with --save-state F, write state_dict() to F
+  --max-batches K   stop after K batches; with --save-state F, write state_dict() to F;
+                    with --done, close the loader with done=True (the job is done)
   --until-file F    keep retrying attach until attached or F exists (then try once more):
                     a consumer waiting on a producer that may never come
 
 Errors of the library end the reading and are recorded ("end": "gone", "timeout",
-"error:<Class>: <message>"); the exit code is 0 unless this script itself failed.
+"error:<Class>: <message>"; ProducerGone's stop and reason, a Timeout's reason); the exit code is 0 unless this script itself failed.
 """
 
 from __future__ import annotations
@@ -123,6 +124,7 @@ def read(args: argparse.Namespace, rec: Recorder, meta: dict[str, Any]) -> str:
             if args.save_state:
                 with open(args.save_state, "w") as f:
                     json.dump(loader.state_dict(), f)
+            loader.close(done=args.done)
             return "max"
         if args.epochs is not None:
             counts = meta["epoch_counts"] = []
@@ -165,6 +167,7 @@ def main() -> None:
     p.add_argument("--seek-script", help="JSON [[epoch, step, batches], ...]: seek, read, repeat")
     p.add_argument("--max-batches", type=int)
     p.add_argument("--save-state")
+    p.add_argument("--done", action="store_true", help="with --max-batches: close(done=True)")
     p.add_argument("--until-file")
     p.add_argument("--slow", type=float, default=0.0, help="seconds to sleep per batch")
     p.add_argument("--ready", help="file created once the first batch arrived")
@@ -178,8 +181,10 @@ def main() -> None:
         meta["end"] = read(args, rec, meta)
     except shmloader.ProducerGone as exc:
         meta["end"], meta["message"] = "gone", str(exc)
+        meta["stop"], meta["reason"] = exc.stop, exc.reason
     except shmloader.Timeout as exc:
         meta["end"], meta["message"] = "timeout", str(exc)
+        meta["reason"] = exc.reason
     except shmloader.ShmloaderError as exc:
         meta["end"] = f"error:{type(exc).__name__}: {exc}"
     except Exception:

@@ -51,6 +51,11 @@ def expect_failure(group: servekit.Group, cfg: Path, *flags: str,
     )
     if not batches_ok:
         assert res.batches == [], f"a trainer got {len(res.batches)} batches from bad input"
+    if res.end == "gone":  # it attached: it is told why serve stopped, as serve says it
+        assert res.meta["stop"] == "error", res.meta
+        for word in mentions:
+            assert word in res.meta["reason"], f"the trainer's reason lacks {word!r}: {res.meta}"
+            assert word in res.meta["message"], f"ProducerGone's message lacks {word!r}: {res.meta}"
     assert res.end in ("never-attached", "gone") or res.end.startswith("error:"), (
         f"the waiting trainer ended with {res.end!r}"
     )
@@ -182,6 +187,7 @@ def test_flipped_bytes_in_a_column_chunk_of_a_gen_file(group, gen_dataset, tmp_p
     cfg = config(tmp_path / "c.yaml", ds, shuffle=IN_ORDER)
     _, res = expect_failure(group, cfg, mentions=["part-00001.parquet", "row group 5", "f003", DAMAGED_HINT],
                             batches_ok=True)  # fmt: skip
+    assert res.end == "gone", res.meta  # the trainer attached and learnt why serve stopped
     clean = pq.read_table(gen_dataset)
     x = np.stack([np.nan_to_num(clean[f"f{j:03d}"].to_numpy(zero_copy_only=False), nan=0.0)
                   for j in range(8)], axis=1).astype(np.float32)  # fmt: skip

@@ -1,0 +1,132 @@
+package serve
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/shmloader/shmloader/producer/dataset"
+	"github.com/shmloader/shmloader/ring"
+)
+
+// Ended is why a run ended before every rank read its last epoch. Run returns it, serve
+// logs it, and every trainer's ProducerGone carries it (the rings' stop reason).
+type Ended struct {
+	Kind   uint32 // ring.Stop*
+	Reason string
+}
+
+func (e *Ended) Error() string { return e.Reason }
+
+// Clean reports whether the job ended as its trainers or its operator asked: a signal,
+// a trainer's done, or every trainer gone for the detach grace (serve exits 0).
+func (e *Ended) Clean() bool {
+	return e.Kind == ring.StopSignal || e.Kind == ring.StopDone || e.Kind == ring.StopIdle
+}
+
+// stopReason is what the rings say about how the run ended: nil when every rank
+// finished its stream.
+func stopReason(runCtx context.Context) *Ended {
+	cause := context.Cause(runCtx)
+	var e *Ended
+	switch {
+	case cause == nil:
+		return nil
+	case errors.As(cause, &e):
+		return e
+	case errors.Is(cause, context.Canceled):
+		return &Ended{Kind: ring.StopSignal, Reason: "stopped"}
+	}
+	reason := cause.Error()
+	if hint := dataset.Remedy(cause); hint != "" {
+		reason += "; " + hint
+	}
+	return &Ended{Kind: ring.StopError, Reason: reason}
+}
+
+// lifetime decides when the job is over besides its last epoch (RELIABILITY.md, "Waits
+// and their bounds"): a trainer said so; every rank's trainer detached and none came back
+// within the detach grace; or a rank had no trainer within the start grace. Only the
+// trainer watcher uses it.
+type lifetime struct {
+	start     time.Time // the rings appeared
+	idleSince time.Time // every trainer gone since then (zero: one is attached, or a rank never had one)
+}
+
+// check returns why the job is over now, or nil.
+func (s *server) checkLifetime(lt *lifetime, now time.Time) *Ended {
+	var never []int
+	attached, finished := false, 0
+	for r, p := range s.prods {
+		if p.Done() {
+			return &Ended{Kind: ring.StopDone, Reason: fmt.Sprintf("the job is done: rank %d's trainer said so (loader.close(done=True))", r)}
+		}
+		switch {
+		case s.stats.rank(r).done.Load():
+			finished++
+		case s.trainer[r].Load():
+			attached = true
+		case !s.attachedOnce(r):
+			never = append(never, r)
+		}
+	}
+	if attached || len(never) > 0 || finished == len(s.prods) {
+		if !lt.idleSince.IsZero() {
+			s.logf("a trainer attached again: serving on")
+		}
+		lt.idleSince = time.Time{}
+	}
+	if g := s.cfg.StartGrace; len(never) > 0 && g > 0 && now.Sub(lt.start) >= g {
+		return &Ended{Kind: ring.StopUnattached, Reason: fmt.Sprintf("%s never had a trainer within %v of the start (start_grace, --start-grace): "+
+			"start one trainer per rank (ranks: %d), or serve as many ranks as there are trainers", ranksText(never), g, s.cfg.Ranks)}
+	}
+	if attached || len(never) > 0 || finished == len(s.prods) {
+		return nil // a trainer is on, one may still come, or the run is ending by itself
+	}
+	if lt.idleSince.IsZero() {
+		lt.idleSince = now
+		if g := s.cfg.DetachGrace; g > 0 {
+			s.logf("every trainer has detached (%s); the job ends in %v unless one attaches (detach_grace)", s.positions(), g)
+		}
+	}
+	if g := s.cfg.DetachGrace; g > 0 && now.Sub(lt.idleSince) >= g {
+		return &Ended{Kind: ring.StopIdle, Reason: fmt.Sprintf("the job is over: every trainer detached (%s) and none attached within %v (detach_grace)", s.positions(), g)}
+	}
+	return nil
+}
+
+// attachedOnce: a trainer has come to rank r since serve started. One counts even if it
+// died before releasing a batch: it announced its pid in the ring header, which only a
+// clean detach clears, and watchTrainers saw it if it lived 20 ms.
+func (s *server) attachedOnce(r int) bool {
+	p := s.prods[r]
+	return s.hadTrainer[r].Load() || p.ConsumerPID() != 0 || p.Released() != 0
+}
+
+// positions says where each rank's trainers got to: "rank 0 at epoch 0 step 232 of 488".
+func (s *server) positions() string {
+	parts := make([]string, len(s.prods))
+	for r, p := range s.prods {
+		k := p.Counters()
+		if s.stats.rank(r).done.Load() {
+			parts[r] = fmt.Sprintf("rank %d read its whole stream", r)
+			continue
+		}
+		parts[r] = fmt.Sprintf("rank %d at epoch %d step %d of %d", r, k.ConsEpoch, k.ConsStep, s.plan.Steps(r))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// ranksText names ranks: "rank 1", "ranks 1, 2 and 5".
+func ranksText(ranks []int) string {
+	if len(ranks) == 1 {
+		return fmt.Sprintf("rank %d", ranks[0])
+	}
+	s := make([]string, len(ranks))
+	for i, r := range ranks {
+		s[i] = fmt.Sprint(r)
+	}
+	return "ranks " + strings.Join(s[:len(s)-1], ", ") + " and " + s[len(s)-1]
+}
