@@ -42,7 +42,7 @@ func CreateJob(dir, job string, sizes []int64) (_ *Job, err error) {
 			j.Close()
 		}
 	}()
-	if _, err := removeSegments(dir, uid, job, false); err != nil {
+	if err := removeSegments(dir, uid, job); err != nil {
 		return nil, err
 	}
 	var need uint64
@@ -143,29 +143,24 @@ func ignoreMissing(err error) error {
 	return err
 }
 
-// removeSegments unlinks job's segments in dir. With onlyDead, a segment whose producer
-// byte is still locked is kept.
-func removeSegments(dir string, uid int, job string, onlyDead bool) ([]string, error) {
+// removeSegments unlinks job's segments in dir (a producer holding the job lock, before
+// it creates its own).
+func removeSegments(dir string, uid int, job string) error {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
-		return nil, &Error{Op: "list", Path: dir, Err: err}
+		return &Error{Op: "list", Path: dir, Err: err}
 	}
-	var removed []string
 	for _, e := range ents {
 		j, rank, ok := parseName(e.Name(), uid)
 		if !ok || j != job || rank < 0 {
 			continue
 		}
 		p := filepath.Join(dir, e.Name())
-		if onlyDead && segmentLive(p) {
-			continue
-		}
 		if err := ignoreMissing(unix.Unlink(p)); err != nil {
-			return removed, &Error{Op: "remove", Path: p, Err: fmt.Errorf("%w%s", err, notOurs(p, uid))}
+			return &Error{Op: "remove", Path: p, Err: fmt.Errorf("%w%s", err, notOurs(p, uid))}
 		}
-		removed = append(removed, p)
 	}
-	return removed, nil
+	return nil
 }
 
 // notOurs explains a segment name of ours that we may not remove: a file another user

@@ -30,7 +30,7 @@ func LiveJobs(dir string) ([]LiveJob, error) {
 		job, rank, ok := parseName(e.Name(), uid)
 		switch {
 		case !ok:
-		case rank == -1:
+		case rank == lockFile:
 			locks = append(locks, job)
 		case rank >= 0:
 			ranks[job] = append(ranks[job], rank)

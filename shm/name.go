@@ -59,20 +59,38 @@ func SegmentPath(dir string, uid int, job string, rank int) string {
 	return filepath.Join(dir, prefix(uid, job)+"-r"+strconv.Itoa(rank))
 }
 
-// parseName splits a file name of this user's files into job and kind: a lock file
-// (rank -1), a status file (rank -2) or a segment (rank >= 0). ok is false for anything
-// else.
+// The kinds of a job's files other than segments, as parseName returns them.
+const (
+	lockFile   = -1 // shmloader-<uid>-<job>.lock
+	statusFile = -2 // shmloader-<uid>-<job>.status
+	statusTemp = -3 // .shmloader-<uid>-<job>.status.<digits>: one being written (os.CreateTemp)
+)
+
+// parseName splits a file name of this user's files into job and kind: a segment (its
+// rank, >= 0), lockFile, statusFile or statusTemp. ok is false for anything else.
 func parseName(name string, uid int) (job string, rank int, ok bool) {
 	p := "shmloader-" + strconv.Itoa(uid) + "-"
+	if rest, found := strings.CutPrefix(name, "."+p); found {
+		// The last ".status." is the job's own: the digits after it hold no dot, and a
+		// job named "a.status.5" keeps its temporary files apart from job "a"'s.
+		i := strings.LastIndex(rest, ".status.")
+		if i <= 0 {
+			return "", 0, false
+		}
+		if digits := rest[i+len(".status."):]; digits == "" || strings.Trim(digits, "0123456789") != "" {
+			return "", 0, false
+		}
+		return rest[:i], statusTemp, ValidateJob(rest[:i]) == nil
+	}
 	if !strings.HasPrefix(name, p) {
 		return "", 0, false
 	}
 	rest := name[len(p):]
 	if j, found := strings.CutSuffix(rest, ".lock"); found {
-		return j, -1, ValidateJob(j) == nil
+		return j, lockFile, ValidateJob(j) == nil
 	}
 	if j, found := strings.CutSuffix(rest, ".status"); found {
-		return j, -2, ValidateJob(j) == nil
+		return j, statusFile, ValidateJob(j) == nil
 	}
 	i := strings.LastIndex(rest, "-r")
 	if i <= 0 {

@@ -20,7 +20,8 @@ import (
 
 // A command's run writes its result to stdout and everything else to stderr. It returns
 // flag.ErrHelp after printing help that was asked for (exit status 0), a usageError when
-// it was called wrongly (exit status 2), and any other error when it failed (1).
+// it was called wrongly (exit status 2), an exitStatus for an outcome with a status of
+// its own, and any other error when it failed (1).
 type command struct {
 	name, summary string
 	run           func(args []string, stdout, stderr io.Writer) error
@@ -35,8 +36,8 @@ func init() {
 		{name: "gen", summary: "write a synthetic Parquet dataset (demos, tests, benchmarks)", run: runGen},
 		{name: "inspect", summary: "print a Parquet dataset's files, schema and totals", run: inspectCommand},
 		{name: "cache", summary: "show (ls) or empty (clear) a serve cache directory", run: runCache},
-		{name: "status", summary: "show a running job (rings, waits, rates, cache), or list the live jobs", run: runStatus},
-		{name: "clean", summary: "remove shared-memory segments left by dead producers", run: runClean},
+		{name: "status", summary: "show a running job (rings, waits, rates, cache), or list the live jobs and what dead ones left", run: runStatus},
+		{name: "clean", summary: "remove the files dead producers left in shared memory (or list them: --dry-run)", run: runClean},
 		{name: "version", summary: "print the version of shmloader and of its formats (ring, C ABI, plan, cache)", run: runVersion},
 		{name: "help", summary: "show this list, or a command's flags (help COMMAND)", run: runHelp},
 		{name: "debug-produce", summary: "serve a synthetic stream (transport tests and benchmarks)", run: runDebugProduce, hidden: true},
@@ -77,6 +78,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	err := c.run(args[1:], stdout, stderr)
 	var ue usageError
+	var es exitStatus
 	switch {
 	case err == nil, errors.Is(err, flag.ErrHelp):
 		return 0
@@ -85,6 +87,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "shmloader %s: %v\n", name, ue.err)
 		}
 		return 2
+	case errors.As(err, &es):
+		return es.code
 	}
 	fmt.Fprintf(stderr, "shmloader %s: %v\n", name, err)
 	if hint := dataset.Remedy(err); hint != "" {
@@ -143,6 +147,12 @@ func (e usageError) Error() string {
 func usageErrorf(format string, args ...any) error {
 	return usageError{fmt.Errorf(format, args...)}
 }
+
+// exitStatus ends a command with an exit status of its own (documented in its usage),
+// for an outcome its output has already told: main prints nothing more.
+type exitStatus struct{ code int }
+
+func (e exitStatus) Error() string { return fmt.Sprintf("exit status %d", e.code) }
 
 // parseFlags parses a command's flags (fs must be flag.ContinueOnError). Help (-h,
 // -help, --help, or "help" as the only argument) prints fs.Usage to stdout and returns

@@ -111,7 +111,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"inspect", "a", "help"}, "want one DATASET, got 2"},
 		{[]string{"cache"}, "want a subcommand"},
 		{[]string{"cache", "rm", "dir"}, `unknown subcommand "rm"`},
-		{[]string{"clean", "extra"}, `unexpected arguments ["extra"]`},
+		{[]string{"clean", "a/b"}, `invalid job name "a/b"`},
 		{[]string{"debug-produce"}, "--job NAME is required"},
 		{[]string{"debug-consume", "--rank", "x"}, `invalid value "x" for flag -rank`},
 	}

@@ -46,7 +46,9 @@ func runStatus(args []string, stdout, stderr io.Writer) error {
 			"Shows a running job: per ring the trainer's epoch and step (serve's in SERVED), ring\n"+
 			"occupancy, how long serve and the trainer waited for each other, rows/s, and the\n"+
 			"cache's figures.\n"+
-			"Refreshes in a terminal; --once or --json print once. Without JOB, lists the live jobs.\n\n")
+			"Refreshes in a terminal; --once or --json print once. Without JOB, lists the live jobs,\n"+
+			"then the jobs whose producer died and left files, with the command that removes them.\n"+
+			"A JOB without a live producer exits 1, saying what a dead one left.\n\n")
 		fs.PrintDefaults()
 	}
 	// Flags may come before or after JOB.
@@ -83,6 +85,11 @@ func runStatus(args []string, stdout, stderr io.Writer) error {
 	for tries := 0; errors.Is(err, errStarting) && tries < 50; tries++ {
 		time.Sleep(100 * time.Millisecond)
 		prev, err = observe(d, job)
+	}
+	if errors.Is(err, errNotLive) {
+		if dead := deadJobStatus(stdout, d, job, *asJSON); dead != nil {
+			return dead
+		}
 	}
 	if err != nil {
 		return err
@@ -344,6 +351,7 @@ func listJobs(w io.Writer, dir string, asJSON bool) error {
 	}
 	type entry struct {
 		Job     string `json:"job"`
+		State   string `json:"state"` // "live"; a deadView's is "dead"
 		PID     int    `json:"pid"`
 		Ranks   []int  `json:"ranks"`
 		Metrics string `json:"metrics,omitempty"`
@@ -351,25 +359,39 @@ func listJobs(w io.Writer, dir string, asJSON bool) error {
 	out := []entry{}
 	for _, j := range jobs {
 		pid, _ := strconv.Atoi(j.PID)
-		e := entry{Job: j.Name, PID: pid, Ranks: j.Ranks}
+		e := entry{Job: j.Name, State: "live", PID: pid, Ranks: j.Ranks}
 		if st, err := readStatus(dir, j.Name); err == nil && st.Snapshot.PID == pid {
 			e.Metrics = st.Metrics
 		}
 		out = append(out, e)
 	}
+	dead, err := deadJobs(dir)
+	if err != nil {
+		return err
+	}
 	if asJSON {
-		return json.NewEncoder(w).Encode(out)
+		all := []any{}
+		for _, e := range out {
+			all = append(all, e)
+		}
+		for _, v := range dead {
+			all = append(all, v)
+		}
+		return json.NewEncoder(w).Encode(all)
 	}
 	if len(out) == 0 {
 		fmt.Fprintf(w, "no live jobs in %s\n", dir)
-		return nil
+		return printDeadJobs(w, dir, dead)
 	}
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "JOB\tPID\tRANKS\tMETRICS")
 	for _, e := range out {
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\n", e.Job, e.PID, len(e.Ranks), e.Metrics)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	return printDeadJobs(w, dir, dead)
 }
 
 func si(v float64) string {

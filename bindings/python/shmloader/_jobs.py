@@ -1,4 +1,5 @@
-"""Which jobs a live producer serves in a segment directory, for error messages.
+"""Which jobs a live producer serves in a segment directory, and what a dead one left,
+for error messages.
 
 A job is live while its lock file ``shmloader-<uid>-<job>.lock`` carries the producer's
 open-file-description write lock (ring/PROTOCOL.md, "Files" and "Liveness and
@@ -15,6 +16,7 @@ import errno
 import fcntl
 import os
 import re
+import shlex
 import stat
 from dataclasses import dataclass
 
@@ -88,18 +90,105 @@ def live_jobs(dir: str | os.PathLike[str]) -> list[LiveJob]:
     return jobs
 
 
+@dataclass(frozen=True)
+class DeadJob:
+    """A job whose producer died and left files: those ``shmloader clean JOB`` removes.
+
+    ``files`` are (path, size in bytes): ring segments, the lock file, the status file
+    and half-written copies of it. ``pid`` is the dead producer's, where its lock file and
+    its segments' headers agree on one; else None.
+    """
+
+    name: str
+    files: tuple[tuple[str, int], ...]
+    pid: int | None
+
+    @property
+    def size(self) -> int:
+        return sum(n for _, n in self.files)
+
+
+def dead_job(dir: str | os.PathLike[str], job: str) -> DeadJob | None:
+    """The files a dead producer of ``job`` left in ``dir``, or None if a live producer
+    serves the job (it holds the job lock, or a segment's) or nothing is left. The same
+    files, judged by the same locks, as ``shmloader clean --dry-run JOB``."""
+    where = os.fspath(dir)
+    try:
+        names = sorted(os.listdir(where))
+    except OSError:
+        return None
+    prefix = f"shmloader-{os.getuid()}-{job}"
+    temp = re.compile(re.escape(f".{prefix}.status.") + r"[0-9]+")
+    segment = re.compile(re.escape(f"{prefix}-r") + r"(0|[1-9][0-9]{0,9})")
+    live, lock_pid = _probe(os.path.join(where, f"{prefix}.lock"))
+    if live:
+        return None
+    files, pids = [], set()
+    if lock_pid is not None:
+        pids.add(lock_pid)
+    for name in names:
+        path = os.path.join(where, name)
+        m = segment.fullmatch(name)
+        if not (m or temp.fullmatch(name) or name in (f"{prefix}.lock", f"{prefix}.status")):
+            continue
+        try:
+            size = os.lstat(path).st_size
+        except OSError:
+            continue  # gone meanwhile
+        if m:
+            alive, pid = _segment(path, job, int(m.group(1)))
+            if alive:
+                return None  # a producer whose lock file was removed
+            if pid is not None:
+                pids.add(pid)
+        files.append((path, size))
+    if not files:
+        return None
+    return DeadJob(job, tuple(files), pids.pop() if len(pids) == 1 else None)
+
+
 def describe(dir: str | os.PathLike[str], job: str) -> str:
-    """What attach says when no live producer serves ``job`` in ``dir``: the live jobs
-    there, and the likely one if ``job`` looks like a misspelling of it."""
+    """What attach says when no live producer serves ``job`` in ``dir``: what a dead
+    producer of the job left and the command that removes it, the live jobs there, and
+    the likely one if ``job`` looks like a misspelling of it."""
     jobs = live_jobs(dir)
+    dead = dead_job(dir, job)
+    left = f"{_left_text(dead, os.fspath(dir))}; " if dead else ""
     if not jobs:
-        return f"no job is being served in {os.fspath(dir)}"
-    text = "live jobs here: " + ", ".join(str(j) for j in jobs)
+        return f"{left}no job is being served in {os.fspath(dir)}"
+    text = left + "live jobs here: " + ", ".join(str(j) for j in jobs)
     names = [j.name for j in jobs if j.name != job]
     close = difflib.get_close_matches(job, names, n=1)
     if close:
         text += f"; did you mean job {close[0]!r}?"
     return text
+
+
+def _left_text(dead: DeadJob, dir: str) -> str:
+    """``its producer (pid 4242) is dead; it left 3 files (24.0 MiB): shmloader clean
+    train removes them``, with ``--dir`` unless ``dir`` is where clean looks by default."""
+    pid = f" (pid {dead.pid})" if dead.pid is not None else ""
+    n = len(dead.files)
+    command = f"shmloader clean {dead.name}"  # job names need no quoting
+    default = os.environ.get("SHMLOADER_SHM_DIR") or "/dev/shm"
+    if os.path.normpath(dir) != os.path.normpath(default):
+        command += f" --dir {shlex.quote(dir)}"
+    return (
+        f"its producer{pid} is dead; it left {n} file{'' if n == 1 else 's'} "
+        f"({_size_text(dead.size)}): {command} removes them"
+    )
+
+
+def _size_text(n: int) -> str:
+    """Bytes with a binary unit, as the shmloader command prints them (24.0 MiB)."""
+    if n < 1024:
+        return f"{n} B"
+    value = float(n)
+    for unit in ("KiB", "MiB", "GiB", "TiB"):
+        value /= 1024
+        if value < 1024 or unit == "TiB":
+            break
+    return f"{value:.1f} {unit}"
 
 
 def _probe(path: str) -> tuple[bool, int | None]:
@@ -112,22 +201,50 @@ def _probe(path: str) -> tuple[bool, int | None]:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode) or st.st_uid != os.getuid():
             return False, None
-        if not _write_locked(fd):
-            return False, None
+        live = _write_locked(fd)
         try:
             text = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
         except OSError:
             text = ""
-        return True, int(text) if _DECIMAL.fullmatch(text) else None
+        return live, int(text) if _DECIMAL.fullmatch(text) and text != "0" else None
     finally:
         os.close(fd)
 
 
-def _write_locked(fd: int) -> bool:
-    """Whether another open file description holds a lock on the whole file that a read
-    lock would conflict with. Asks only: F_OFD_GETLK (F_GETLK on kernels before 3.15,
-    which sees OFD locks as well)."""
-    query = bytes(_Flock(l_type=fcntl.F_RDLCK, l_whence=os.SEEK_SET))
+_MAGIC = b"SHMLRING"
+_VERSION = 3  # ring/PROTOCOL.md "Segment layout": the offsets read below are version 3's
+
+
+def _segment(path: str, job: str, rank: int) -> tuple[bool, int | None]:
+    """(whether a producer holds the segment's producer byte, the producer pid its header
+    names): the header only if its magic, version, rank and job are the ones expected."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
+    except OSError:
+        return False, None
+    try:
+        if _write_locked(fd, start=0, length=1):
+            return True, None
+        try:
+            head = os.pread(fd, 128, 0)
+        except OSError:
+            return False, None
+    finally:
+        os.close(fd)
+    if len(head) < 128 or head[:8] != _MAGIC:
+        return False, None
+    version, rank_, pid = (int.from_bytes(head[o : o + 4], "little") for o in (8, 44, 52))
+    name = head[80:128].split(b"\0", 1)[0]
+    if version != _VERSION or rank_ != rank or name != job.encode() or pid == 0:
+        return False, None
+    return False, pid
+
+
+def _write_locked(fd: int, start: int = 0, length: int = 0) -> bool:
+    """Whether another open file description holds a lock on ``length`` bytes from
+    ``start`` (0: to the end of the file) that a read lock would conflict with. Asks
+    only: F_OFD_GETLK (F_GETLK on kernels before 3.15, which sees OFD locks as well)."""
+    query = bytes(_Flock(l_type=fcntl.F_RDLCK, l_whence=os.SEEK_SET, l_start=start, l_len=length))
     try:
         out = fcntl.fcntl(fd, _F_OFD_GETLK, query)
     except OSError as exc:

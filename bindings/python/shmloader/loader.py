@@ -837,9 +837,10 @@ def attach(
     ``dir`` is where the segments live (default ``$SHMLOADER_SHM_DIR``, else
     ``/dev/shm``). ``batch_timeout`` is the loader's default wait for a batch.
 
-    Raises :class:`~shmloader.Timeout` when no producer came in time,
-    :class:`~shmloader.Busy` when the rank already has a consumer, and the validation
-    errors (:class:`~shmloader.Corrupt`, :class:`~shmloader.VersionMismatch`,
+    Raises :class:`~shmloader.Timeout` when no live producer came in time (its message
+    names what a dead producer of the job left, and the ``shmloader clean`` command that
+    removes it), :class:`~shmloader.Busy` when the rank already has a consumer, and the
+    validation errors (:class:`~shmloader.Corrupt`, :class:`~shmloader.VersionMismatch`,
     :class:`~shmloader.PermissionDenied`) for a segment that cannot be trusted.
     """
     if not isinstance(job, str) or not _JOB_NAME.fullmatch(job):
@@ -890,6 +891,9 @@ def attach(
                     f" (no live producer for job {job!r} in {where} after {timeout:g} s; "
                     f"{describe(where, job)})"
                 )
+                # Waited for a live producer in vain: a Timeout, even where the only
+                # segment seen was a dead producer's (the C library's SHML_EGONE).
+                rc = _lib.ETIMEOUT
             raise error_for(
                 rc,
                 _lib.strerror(rc) + detail,
