@@ -180,8 +180,8 @@ func (s *server) decodeNote(ex *explainer, key windowKey, now time.Time) string 
 	left, all, _ := s.windows.pending(key)
 	busy := s.workers.on(key)
 	if len(busy) == 0 {
-		return fmt.Sprintf("its next window's %d row groups wait behind others: decoding is behind (%d workers, all busy); "+
-			"more workers (--workers) or the cache (cache.dir) would help", left, s.workers.count())
+		return fmt.Sprintf("its next window's %d row groups wait in the decode queue: decoding is the slower side (%s, all busy); "+
+			"more workers (--workers) or the cache (cache.dir) would help", left, workersText(s.workers.count()))
 	}
 	b := busy[0]
 	for _, o := range busy[1:] {
@@ -197,7 +197,14 @@ func (s *server) decodeNote(ex *explainer, key windowKey, now time.Time) string 
 		}
 		return fmt.Sprintf("%s %s row group %d for %s (%d of its next window's %d row groups left)", what, rg.File.Path, rg.Index, secs(d), left, all)
 	}
-	return fmt.Sprintf("decoding its next window (%d of %d row groups left, %d workers on it): decoding is the slower side", left, all, len(busy))
+	return fmt.Sprintf("decoding its next window (%d of %d row groups left, %s on it): decoding is the slower side", left, all, workersText(len(busy)))
+}
+
+func workersText(n int) string {
+	if n == 1 {
+		return "1 worker"
+	}
+	return fmt.Sprintf("%d workers", n)
 }
 
 // secs is a duration in whole seconds, as people read waits.

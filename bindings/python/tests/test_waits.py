@@ -120,7 +120,7 @@ def test_a_missing_rank_is_named_by_the_other_ranks_timeout_status_and_progress(
     trainer = group.consume(job, 0, "rank0", "--keep", "none", "--batch-timeout", "6")
     status = None
     deadline = time.monotonic() + 30
-    while trainer.running and time.monotonic() < deadline:
+    while trainer.running() and time.monotonic() < deadline:
         out = subprocess.run([str(shmloader_bin), "status", job, "--json", "--dir", str(shm_dir)],
                              capture_output=True, text=True, timeout=10)  # fmt: skip
         if out.returncode == 0:
@@ -164,3 +164,28 @@ def test_signal_and_kill_are_told_apart(group, gen_dataset, tmp_path, shm_dir):
     res = trainer.result(timeout=20)
     assert res.end == "gone" and res.meta["stop"] == "died" and res.meta["reason"] is None, res.meta
     assert f"shmloader clean {job}" in res.meta["message"], res.meta
+
+
+def test_a_stopped_trainer_is_named_by_the_other_ranks_timeout(group, gen_dataset, tmp_path, shm_dir):
+    """Rank 1's trainer is stopped (SIGSTOP): it holds its rank, and rank 0, once ahead,
+    is told so, with its pid."""
+    job = new_job("stopped")
+    cfg = config(tmp_path, gen_dataset, "stopped", ranks=2, epochs=3, partitions=2,
+                 shuffle={"window": 1}, ring_depth=2)  # fmt: skip
+    serve = group.serve(cfg, job)
+    ready = tmp_path / "ready1"
+    slow = group.consume(job, 1, "rank1", "--keep", "none", "--ready", str(ready), "--slow", "0.2")
+    deadline = time.monotonic() + 30
+    while not ready.exists() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    slow.signal(signal.SIGSTOP)
+    try:
+        res = group.consume(job, 0, "rank0", "--keep", "none", "--batch-timeout", "5").result(timeout=40)
+    finally:
+        slow.signal(signal.SIGCONT)
+    assert res.end == "timeout", res.meta
+    want = f"rank 0 waits: rank 1's trainer (pid {slow.popen.pid}) has taken no batch for"
+    assert want in res.meta["message"], res.meta
+    slow.kill()
+    serve.signal(signal.SIGTERM)
+    exited_clean(serve, shm_dir, timeout=20)
