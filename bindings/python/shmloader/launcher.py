@@ -43,7 +43,7 @@ _FLAGS = {
     "dataset", "ranks", "node_rank", "node_count", "workers", "prefetch", "cache_dir",
     "cache_size", "partitions", "seed", "epochs", "batch_size", "depth", "progress",
     "drain_timeout", "start_epoch", "start_step", "resume", "metrics", "log_format",
-    "log_level", "cpuprofile",
+    "log_level", "cpuprofile", "detach_grace", "start_grace",
 }  # fmt: skip
 
 
@@ -316,6 +316,10 @@ def serve(
     defaults to the config's, or to a fresh unique name for a dict without one; ``dir`` to
     ``$SHMLOADER_SHM_DIR`` or ``/dev/shm``. ``echo=True`` copies serve's log to
     ``sys.stderr`` (or to the stream given).
+
+    Serve stops when this process goes, and, as any serve, once every trainer has
+    detached and none attached again within ``detach_grace`` (60 s): in a notebook that
+    pauses longer between loaders, pass ``detach_grace="none"``.
 
     Raises :class:`ServeFailed` (with serve's message) if it cannot start, and
     :class:`~shmloader.Timeout` if it does not serve within ``timeout`` seconds.
