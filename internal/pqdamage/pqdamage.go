@@ -24,6 +24,9 @@ const (
 	// codec's header (snappy's length, a zstd frame's magic), for an uncompressed one a
 	// value or a level.
 	Body
+	// Last inverts the last byte of the page's body: in an uncompressed PLAIN page the
+	// most significant byte of its last value, which no page check can tell from another.
+	Last
 )
 
 // Where is the page that was damaged: the file offset of its header and of its column
@@ -46,7 +49,7 @@ func Page(path string, rowGroup int, column string, page int, part Part) (Where,
 	switch part {
 	case Header:
 		data[w.Offset] = 0
-	case Body:
+	case Body, Last:
 		h, err := pages.ParseHeader(data[w.Offset:])
 		if err != nil {
 			return Where{}, err
@@ -54,7 +57,11 @@ func Page(path string, rowGroup int, column string, page int, part Part) (Where,
 		if h.Compressed == 0 {
 			return Where{}, fmt.Errorf("%s: page %d of %s in row group %d has no body", path, page, column, rowGroup)
 		}
-		data[w.Offset+int64(h.Size)] ^= 0xff
+		at := w.Offset + int64(h.Size)
+		if part == Last {
+			at += int64(h.Compressed) - 1
+		}
+		data[at] ^= 0xff
 	}
 	return w, os.WriteFile(path, data, 0o644)
 }
@@ -91,8 +98,5 @@ func find(path string, rowGroup int, column string, page int, data []byte) (Wher
 }
 
 func (p Part) String() string {
-	if p == Header {
-		return "header"
-	}
-	return "body"
+	return [...]string{Header: "header", Body: "body", Last: "last"}[p]
 }

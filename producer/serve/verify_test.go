@@ -12,8 +12,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/compress"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/shmloader/shmloader/internal/pqdamage"
 	"github.com/shmloader/shmloader/producer/config"
@@ -282,5 +286,67 @@ func TestVerifyReportsAnUnreadableFileOnce(t *testing.T) {
 	}
 	if want := int64(4 * len(v.Columns())); rep.Chunks != want || rep.RowGroups != 4 {
 		t.Errorf("%d chunks of %d row groups checked, want the other file's %d of 4", rep.Chunks, rep.RowGroups, want)
+	}
+}
+
+// An INT96 timestamp out of the range arrow-go reads passes every page check (its bytes
+// are a well-formed value), but serve's page path refuses it as arrow-go does: with a
+// config whose output reads it from pages, the run narrows that output's failure down
+// to its column through arrow-go; without a config, arrow-go's road finds it.
+func TestVerifyFindsAValueServeRefuses(t *testing.T) {
+	dir := t.TempDir()
+	sc := arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64}, {Name: "ts", Type: arrow.FixedWidthTypes.Timestamp_ns}}, nil)
+	b := array.NewRecordBuilder(memory.DefaultAllocator, sc)
+	defer b.Release()
+	for i := range 1000 {
+		b.Field(0).(*array.Int64Builder).Append(int64(i))
+		b.Field(1).(*array.TimestampBuilder).Append(arrow.Timestamp(int64(i) * 3_600_000_000_000))
+	}
+	rec := b.NewRecordBatch()
+	defer rec.Release()
+	path := filepath.Join(dir, "ts.parquet")
+	fh, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := pqarrow.NewFileWriter(sc, fh, parquet.NewWriterProperties(parquet.WithMaxRowGroupLength(500), parquet.WithDictionaryDefault(false)),
+		pqarrow.NewArrowWriterProperties(pqarrow.WithDeprecatedInt96Timestamps(true)))
+	if err == nil {
+		err = w.Write(rec)
+	}
+	if err == nil {
+		err = w.Close()
+	}
+	fh.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pqdamage.Page(path, 1, "ts", 0, pqdamage.Last); err != nil { // the last value's julian day
+		t.Fatal(err)
+	}
+	ds, err := dataset.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	every, err := NewVerifier(ds, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Parse([]byte("dataset: "+dir+"\noutputs:\n  id: id\n  hour: {columns: ts, transforms: [{datetime: hour}]}\n"), "verify.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	asServed, err := VerifyConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plan := asServed.src.pagePlan(newPageWork(2), ds.RowGroups[1]); plan[1] == nil {
+		t.Fatal("the INT96 output is not read from pages: the test would not reach the page path's value check")
+	}
+	for name, v := range map[string]*Verifier{"every column": every, "config": asServed} {
+		rep := verifyRun(t, v, 2)
+		if len(rep.Damaged) != 1 || rep.Damaged[0].RowGroup != 1 || rep.Damaged[0].Column != "ts" || !strings.Contains(rep.Damaged[0].Error(), "INT96") {
+			t.Errorf("%s: %v, want row group 1, column ts, its INT96 value", name, rep.Damaged)
+		}
 	}
 }
