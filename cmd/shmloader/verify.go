@@ -52,11 +52,10 @@ func verifyCommand(dsPath, cfgPath string, workers int, quiet bool, out, log io.
 		total += rg.CompressedBytes
 	}
 	fmt.Fprintf(out, "dataset: %s (%d files, %d row groups, %s)\n", ds.Pattern, len(ds.Files), len(ds.RowGroups), size(total))
-	all := len(ds.ColumnNames()) - len(ds.Partitions)
 	if cfgPath != "" {
-		fmt.Fprintf(out, "columns: %d of %d, those %s reads, as serve reads them\n", len(v.Columns()), all, cfgPath)
+		fmt.Fprintf(out, "columns: %d, those %s reads, as serve reads them\n", len(v.Columns()), cfgPath)
 	} else {
-		fmt.Fprintf(out, "columns: %d of %d, each by every road serve may read it by\n", len(v.Columns()), all)
+		fmt.Fprintf(out, "columns: all %d, each by every road serve may read it by\n", len(v.Columns()))
 	}
 
 	var p serve.VerifyProgress
@@ -159,7 +158,7 @@ func startVerifyProgress(log io.Writer, p *serve.VerifyProgress, rowGroups int, 
 				}
 				return
 			case <-t.C:
-				line := progressLine(tty, p.RowGroups.Load(), rowGroups, p.Bytes.Load(), p.Share.Load(), total, time.Since(start))
+				line := progressLine(tty, p.RowGroups.Load(), rowGroups, p.Bytes.Load(), p.Share.Load(), total, p.Damaged.Load(), time.Since(start))
 				if tty {
 					fmt.Fprintf(log, "\r%s\x1b[K", line)
 				} else {
@@ -175,8 +174,9 @@ func startVerifyProgress(log io.Writer, p *serve.VerifyProgress, rowGroups int, 
 }
 
 // progressLine says how far a verification is: row groups done of all, bytes checked,
-// their rate and the time left, estimated from the share of the dataset's bytes done.
-func progressLine(bar bool, done int64, rowGroups int, bytes, share, total int64, elapsed time.Duration) string {
+// their rate, the time left (estimated from the share of the dataset's bytes done) and
+// the damaged chunks found so far, if any.
+func progressLine(bar bool, done int64, rowGroups int, bytes, share, total, damaged int64, elapsed time.Duration) string {
 	frac := 0.0
 	if total > 0 {
 		frac = min(1, float64(share)/float64(total))
@@ -186,11 +186,15 @@ func progressLine(bar bool, done int64, rowGroups int, bytes, share, total int64
 		eta = "ETA " + time.Duration(float64(elapsed)*(1-frac)/frac).Round(time.Second).String()
 	}
 	rate := size(int64(float64(bytes)/max(elapsed.Seconds(), 1e-3))) + "/s"
+	found := ""
+	if damaged > 0 {
+		found = fmt.Sprintf(", %d damaged", damaged)
+	}
 	if !bar {
-		return fmt.Sprintf("inspect --verify: %d/%d row groups, %s, %s, %s", done, rowGroups, size(bytes), rate, eta)
+		return fmt.Sprintf("inspect --verify: %d/%d row groups, %s, %s, %s%s", done, rowGroups, size(bytes), rate, eta, found)
 	}
 	const width = 24
 	n := int(frac * width)
-	return fmt.Sprintf("verify [%s%s] %d/%d row groups  %s  %s  %s",
-		strings.Repeat("#", n), strings.Repeat(".", width-n), done, rowGroups, size(bytes), rate, eta)
+	return fmt.Sprintf("verify [%s%s] %d/%d row groups  %s  %s  %s%s",
+		strings.Repeat("#", n), strings.Repeat(".", width-n), done, rowGroups, size(bytes), rate, eta, strings.ReplaceAll(found, ",", " "))
 }

@@ -96,7 +96,8 @@ type VerifyProgress struct {
 	Bytes     atomic.Int64 // column chunk bytes checked, as stored
 	// Share is the CompressedBytes of the row groups done (all their columns): against
 	// the dataset's total, the fraction of the work done.
-	Share atomic.Int64
+	Share   atomic.Int64
+	Damaged atomic.Int64 // damaged column chunks found (VerifyReport.Damaged so far)
 }
 
 // VerifyReport is what a Run checked and found.
@@ -137,7 +138,7 @@ func (v *Verifier) Run(ctx context.Context, workers int, p *VerifyProgress) (*Ve
 	)
 	for range min(workers, max(1, len(v.ds.RowGroups))) {
 		wg.Go(func() {
-			w := &verifyWorker{v: v, ctx: ctx, readers: newReaders(v.ds), unopened: &unopened}
+			w := &verifyWorker{v: v, ctx: ctx, readers: newReaders(v.ds), unopened: &unopened, p: p}
 			if v.src != nil {
 				w.pw = newPageWork(len(v.src.outputs))
 			}
@@ -148,7 +149,7 @@ func (v *Verifier) Run(ctx context.Context, workers int, p *VerifyProgress) (*Ve
 					break
 				}
 				rg := v.ds.RowGroups[g]
-				if w.rowGroup(rg, p) {
+				if w.rowGroup(rg) {
 					w.rep.RowGroups++
 				}
 				if ctx.Err() == nil {

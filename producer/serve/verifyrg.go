@@ -21,6 +21,7 @@ type verifyWorker struct {
 	pw       *pageWork // with a config
 	buf      []byte    // a chunk read for the page decoder (without a config)
 	unopened *sync.Map
+	p        *VerifyProgress
 	rep      VerifyReport // counts only
 	found    []finding
 }
@@ -34,7 +35,6 @@ type rgCheck struct {
 	*verifyWorker
 	r       *dataset.Reader
 	rg      dataset.RowGroup
-	p       *VerifyProgress
 	counted map[string]bool // columns whose chunks were counted
 	bad     map[string]bool // columns found damaged: one finding each
 	viaAr   map[string]bool // columns read through arrow-go
@@ -42,7 +42,7 @@ type rgCheck struct {
 
 // rowGroup checks rg and reports whether it got through all of it: its file could be
 // opened, and ctx was not cancelled.
-func (w *verifyWorker) rowGroup(rg dataset.RowGroup, p *VerifyProgress) bool {
+func (w *verifyWorker) rowGroup(rg dataset.RowGroup) bool {
 	if rg.Rows == 0 {
 		return true // nothing to read: serve skips such row groups
 	}
@@ -53,7 +53,7 @@ func (w *verifyWorker) rowGroup(rg dataset.RowGroup, p *VerifyProgress) bool {
 		}
 		return false
 	}
-	c := &rgCheck{verifyWorker: w, r: r, rg: rg, p: p, counted: map[string]bool{}, bad: map[string]bool{}, viaAr: map[string]bool{}}
+	c := &rgCheck{verifyWorker: w, r: r, rg: rg, counted: map[string]bool{}, bad: map[string]bool{}, viaAr: map[string]bool{}}
 	if w.v.src == nil {
 		c.everyRoad()
 	} else {
@@ -256,6 +256,7 @@ func (w *verifyWorker) add(rg dataset.RowGroup, name string, err error) {
 		col = -1
 	}
 	w.found = append(w.found, finding{g: rg.Global, col: col, err: de})
+	w.p.Damaged.Add(1)
 }
 
 func isStruct(t arrow.DataType) bool { return t != nil && t.ID() == arrow.STRUCT }
