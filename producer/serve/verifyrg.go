@@ -107,13 +107,11 @@ func (c *rgCheck) asDecoded() {
 	}
 	for i, need := range s.arrowColumns(plan) {
 		name := s.columns[i]
-		if need && !c.bad[name] && !c.viaAr[name] && !c.ds().IsPartition(name) && c.ctx.Err() == nil {
+		if need && !c.bad[name] && !c.viaAr[name] && !c.v.ds.IsPartition(name) && c.ctx.Err() == nil {
 			c.arrowRoad(name)
 		}
 	}
 }
-
-func (c *rgCheck) ds() *dataset.Dataset { return c.v.ds }
 
 // narrow finds which columns of output o made its page path fail with err: each one's
 // chunk through the page checks, then (for a value the transforms refuse as arrow-go
