@@ -34,7 +34,7 @@ func init() {
 	commands = []command{
 		{name: "serve", summary: "serve a Parquet dataset to the trainers of this host", run: runServe},
 		{name: "gen", summary: "write a synthetic Parquet dataset (demos, tests, benchmarks)", run: runGen},
-		{name: "inspect", summary: "print a Parquet dataset's files, schema and totals", run: inspectCommand},
+		{name: "inspect", summary: "print a Parquet dataset's files, schema and totals; --verify: read every page", run: inspectCommand},
 		{name: "cache", summary: "show (ls) or empty (clear) a serve cache directory", run: runCache},
 		{name: "status", summary: "show a running job (rings, waits, rates, cache), or list the live jobs and what dead ones left", run: runStatus},
 		{name: "clean", summary: "remove the files dead producers left in shared memory (or list them: --dry-run)", run: runClean},

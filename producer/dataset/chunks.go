@@ -64,6 +64,11 @@ func (f *File) PagesReadable(rg int, l Leaf) error {
 // Each chunk's footer checksum (files of `shmloader gen`) is verified here; the decoder
 // checks page CRCs as it reads the pages.
 func (r *Reader) ReadChunks(rg int, ls []Leaf, buf []byte) ([]pages.Chunk, []byte, error) {
+	return r.readChunks(rg, ls, buf, true)
+}
+
+// readChunks is ReadChunks, checking the footer's chunk checksums only when sums.
+func (r *Reader) readChunks(rg int, ls []Leaf, buf []byte, sums bool) ([]pages.Chunk, []byte, error) {
 	meta := r.ft.meta
 	if rg < 0 || rg >= len(meta.RowGroups) {
 		return nil, buf, &Error{Op: "read", Path: r.file.Path, RowGroup: rg, Err: kindf(ErrRowGroup, "file has %d row groups", len(meta.RowGroups))}
@@ -110,7 +115,7 @@ func (r *Reader) ReadChunks(rg int, ls []Leaf, buf []byte) ([]pages.Chunk, []byt
 	}
 	out := make([]pages.Chunk, len(ls))
 	for i, l := range ls {
-		c, err := r.chunk(rg, l, buf[at[i]:at[i]+spans[i].n:at[i]+spans[i].n], spans[i].start)
+		c, err := r.chunk(rg, l, buf[at[i]:at[i]+spans[i].n:at[i]+spans[i].n], spans[i].start, sums)
 		if err != nil {
 			return nil, buf, err
 		}
@@ -120,10 +125,10 @@ func (r *Reader) ReadChunks(rg int, ls []Leaf, buf []byte) ([]pages.Chunk, []byt
 }
 
 // chunk checks data, leaf l's chunk in row group rg read from offset start, against the
-// footer's checksum, and describes it for the page decoder.
-func (r *Reader) chunk(rg int, l Leaf, data []byte, start int64) (pages.Chunk, error) {
+// footer's checksum (when sums), and describes it for the page decoder.
+func (r *Reader) chunk(rg int, l Leaf, data []byte, start int64, sums bool) (pages.Chunk, error) {
 	meta := r.ft.meta
-	if r.ft.sums != nil {
+	if sums && r.ft.sums != nil {
 		want := r.ft.sums[rg*meta.Schema.NumColumns()+l.Index]
 		if got := crc32.ChecksumIEEE(data); got != want {
 			return pages.Chunk{}, r.chunkErr(rg, l, kindf(ErrChecksum, "column chunk at offset %d: footer CRC %08x, computed %08x", start, want, got))

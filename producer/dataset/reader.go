@@ -116,9 +116,7 @@ func (r *Reader) readColumn(ctx context.Context, rg int, name string) (*arrow.Ch
 		defer a.Release()
 		return arrow.NewChunked(a.DataType(), []arrow.Array{a}), nil
 	}
-	path, _ := lookupPath(r.ds.Schema.Fields(), name)
-	names := pathNames(r.ds.Schema.Fields(), path)
-	fi, ok := r.fields[names[0]]
+	fi, names, ok := r.field(name)
 	if !ok {
 		return nil, ErrNoColumn
 	}
@@ -130,14 +128,10 @@ func (r *Reader) readColumn(ctx context.Context, rg int, name string) (*arrow.Ch
 		defer a.Release()
 		return arrow.NewChunked(a.DataType(), []arrow.Array{a}), nil
 	}
-	sf := &r.ar.Manifest.Fields[fi]
-	for _, n := range names[1:] {
-		if sf = childNamed(sf, n); sf == nil {
-			return nil, ErrNoColumn
-		}
+	leaves, ok := r.leaves(fi, names)
+	if !ok {
+		return nil, ErrNoColumn
 	}
-	leaves := map[int]bool{}
-	collectLeaves(sf, leaves)
 	ncols := r.ft.meta.Schema.NumColumns()
 	r.src.expect, r.src.failed = r.src.expect[:0], nil
 	for leaf := range leaves {
@@ -190,6 +184,32 @@ func (r *Reader) readColumn(ctx context.Context, rg int, name string) (*arrow.Ch
 		return nil, err
 	}
 	return col, nil
+}
+
+// field finds column name (Dataset.Field) in this file: the index of its top-level field
+// in the file's schema, and the names of the path from there down to the column.
+func (r *Reader) field(name string) (int, []string, bool) {
+	path, ok := lookupPath(r.ds.Schema.Fields(), name)
+	if !ok {
+		return 0, nil, false
+	}
+	names := pathNames(r.ds.Schema.Fields(), path)
+	fi, ok := r.fields[names[0]]
+	return fi, names, ok
+}
+
+// leaves is the leaf columns (indices in the file's schema) below the path names[1:] of
+// top-level field fi: the column chunks that reading the column reads.
+func (r *Reader) leaves(fi int, names []string) (map[int]bool, bool) {
+	sf := &r.ar.Manifest.Fields[fi]
+	for _, n := range names[1:] {
+		if sf = childNamed(sf, n); sf == nil {
+			return nil, false
+		}
+	}
+	leaves := map[int]bool{}
+	collectLeaves(sf, leaves)
+	return leaves, true
 }
 
 // childNamed is the child of f named name, nil if none.

@@ -20,6 +20,9 @@ type checkedFile struct {
 	expect []expectChunk // chunks of the column being read
 	failed error         // first verification failure since expect was set
 	read   int64         // bytes read, for tests
+	// checked counts the expected chunks read, their pages walked by verifyPages and
+	// their bytes, failed ones included (Reader.Checked).
+	checked struct{ chunks, pages, bytes int64 }
 }
 
 type expectChunk struct {
@@ -44,6 +47,8 @@ func (c *checkedFile) ReadAt(p []byte, off int64) (int, error) {
 		if e.start != off {
 			continue
 		}
+		c.checked.chunks++
+		c.checked.bytes += e.n
 		if int64(len(p)) < e.n {
 			// A partial read cannot be verified; refuse rather than decode unchecked bytes.
 			return 0, c.fail(kindf(ErrCorrupt, "column chunk at offset %d read in part (%d of %d bytes): cannot verify", off, len(p), e.n))
@@ -53,8 +58,10 @@ func (c *checkedFile) ReadAt(p []byte, off int64) (int, error) {
 				return 0, c.fail(kindf(ErrChecksum, "column chunk at offset %d: footer CRC %08x, computed %08x", off, e.sum, got))
 			}
 		}
-		if err := verifyPages(p, int(e.n), e.codec, e.total); err != nil {
-			return 0, c.fail(err)
+		walked, verr := verifyPages(p, int(e.n), e.codec, e.total)
+		c.checked.pages += int64(walked)
+		if verr != nil {
+			return 0, c.fail(verr)
 		}
 		dropEmptyPages(p, int(e.n))
 		e.verified = true

@@ -17,4 +17,8 @@
 //
 // A rank's seek is answered by its own loop: it recomputes the batch's place in the
 // plan and decodes only the windows that batch needs.
+//
+// A Verifier (verify.go, `shmloader inspect --verify`) reads every row group by the same
+// roads before a job starts, writing nothing, and goes on past damage to name every
+// damaged column chunk.
 package serve

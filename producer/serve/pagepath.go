@@ -118,14 +118,20 @@ func (s *source) arrowColumns(plan [][]dataset.Leaf) []bool {
 
 // applyPages writes output o of rg from its chunks' pages.
 func (s *source) applyPages(pw *pageWork, r *dataset.Reader, rg dataset.RowGroup, o int, ls []dataset.Leaf, sel []int32, d transform.Dest) error {
-	consts := pw.consts[rg.File][o]
-	if consts == nil {
+	chunks, err := s.pageChunks(pw, r, rg, o, ls)
+	if err != nil {
+		return err
+	}
+	return s.applyChunks(pw, rg, o, chunks, sel, d)
+}
+
+// pageChunks reads the chunks of output o's leaves ls in rg into pw.buf: one per leaf,
+// in order, the zero Chunk for a partition column's (which has none).
+func (s *source) pageChunks(pw *pageWork, r *dataset.Reader, rg dataset.RowGroup, o int, ls []dataset.Leaf) ([]pages.Chunk, error) {
+	if pw.consts[rg.File][o] == nil {
 		chunks, buf, err := r.ReadChunks(rg.Index, ls, pw.buf)
 		pw.buf = buf
-		if err != nil {
-			return err
-		}
-		return s.outputs[o].ApplyPages(&pw.state[o], chunks, int(rg.Rows), sel, d)
+		return chunks, err
 	}
 	// Partition columns have no chunks: read the others', then put them in place.
 	read := make([]dataset.Leaf, 0, len(ls))
@@ -137,7 +143,7 @@ func (s *source) applyPages(pw *pageWork, r *dataset.Reader, rg dataset.RowGroup
 	got, buf, err := r.ReadChunks(rg.Index, read, pw.buf)
 	pw.buf = buf
 	if err != nil {
-		return err
+		return nil, err
 	}
 	chunks := make([]pages.Chunk, len(ls))
 	for j, k := 0, 0; j < len(ls); j++ {
@@ -146,7 +152,15 @@ func (s *source) applyPages(pw *pageWork, r *dataset.Reader, rg dataset.RowGroup
 			k++
 		}
 	}
-	return s.outputs[o].ApplyPagesConst(&pw.state[o], chunks, consts, int(rg.Rows), sel, d)
+	return chunks, nil
+}
+
+// applyChunks writes output o of rg from chunks (pageChunks).
+func (s *source) applyChunks(pw *pageWork, rg dataset.RowGroup, o int, chunks []pages.Chunk, sel []int32, d transform.Dest) error {
+	if consts := pw.consts[rg.File][o]; consts != nil {
+		return s.outputs[o].ApplyPagesConst(&pw.state[o], chunks, consts, int(rg.Rows), sel, d)
+	}
+	return s.outputs[o].ApplyPages(&pw.state[o], chunks, int(rg.Rows), sel, d)
 }
 
 // readArrow reads the columns marked in need (the others stay nil).

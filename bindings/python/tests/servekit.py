@@ -71,6 +71,29 @@ def write_config(path: Path, **keys: Any) -> Path:
     return path
 
 
+# -- damaged files -------------------------------------------------------------------------
+
+
+def flip_middle_of_chunk(path: Path, row_group: int, column: str, n: int = 16) -> int:
+    """XOR ``n`` bytes in the middle of a column chunk (found from the footer); returns
+    the file offset of the first."""
+    import pyarrow.parquet as pq
+
+    md = pq.ParquetFile(path).metadata
+    rg = md.row_group(row_group)
+    col = next(rg.column(i) for i in range(rg.num_columns) if rg.column(i).path_in_schema == column)
+    start = col.data_page_offset
+    if col.has_dictionary_page and col.dictionary_page_offset:
+        start = min(start, col.dictionary_page_offset)
+    mid = start + col.total_compressed_size // 2
+    with open(path, "r+b") as f:
+        f.seek(mid)
+        raw = bytearray(f.read(n))
+        f.seek(mid)
+        f.write(bytes(b ^ 0xFF for b in raw))
+    return mid
+
+
 # -- processes -----------------------------------------------------------------------------
 
 

@@ -151,22 +151,6 @@ def test_unreadable_file(group, gen_dataset, tmp_path, damage):
     expect_failure(group, cfg, mentions=["part-00001.parquet", DAMAGED_HINT])
 
 
-def flip_middle_of_chunk(path: Path, row_group: int, column: str, n: int = 16) -> None:
-    """XOR ``n`` bytes in the middle of a column chunk (found from the footer)."""
-    md = pq.ParquetFile(path).metadata
-    rg = md.row_group(row_group)
-    col = next(rg.column(i) for i in range(rg.num_columns) if rg.column(i).path_in_schema == column)
-    start = col.data_page_offset
-    if col.has_dictionary_page and col.dictionary_page_offset:
-        start = min(start, col.dictionary_page_offset)
-    mid = start + col.total_compressed_size // 2
-    with open(path, "r+b") as f:
-        f.seek(mid)
-        raw = bytearray(f.read(n))
-        f.seek(mid)
-        f.write(bytes(b ^ 0xFF for b in raw))
-
-
 def check_delivered(res: servekit.Result, reference: dict[str, np.ndarray],
                     bad_ids: range) -> None:  # fmt: skip
     """Batches a trainer got before the error: all of them correct, none from the bad part."""
@@ -183,7 +167,7 @@ def test_flipped_bytes_in_a_column_chunk_of_a_gen_file(group, gen_dataset, tmp_p
     """gen files carry a CRC per column chunk in the footer."""
     ds = copy_dataset(gen_dataset, tmp_path / "ds")
     victim = ds / "part-00001.parquet"
-    flip_middle_of_chunk(victim, 5, "f003")
+    servekit.flip_middle_of_chunk(victim, 5, "f003")
     cfg = config(tmp_path / "c.yaml", ds, shuffle=IN_ORDER)
     _, res = expect_failure(group, cfg, mentions=["part-00001.parquet", "row group 5", "f003", DAMAGED_HINT],
                             batches_ok=True)  # fmt: skip
@@ -205,7 +189,7 @@ def test_flipped_bytes_in_a_page_with_a_standard_page_crc(group, tmp_path):
     victim = ds / "data.parquet"
     pq.write_table(table, victim, row_group_size=1000, compression="none", use_dictionary=False,
                    write_page_checksum=True)  # fmt: skip
-    flip_middle_of_chunk(victim, 1, "v")
+    servekit.flip_middle_of_chunk(victim, 1, "v")
     cfg = config(tmp_path / "c.yaml", ds, batch_size=100, shuffle=IN_ORDER,
                  outputs={"v": {"columns": "v", "dtype": "float64"}, "id": "id"})  # fmt: skip
     _, res = expect_failure(group, cfg, mentions=["data.parquet", "row group 1", '"v"', DAMAGED_HINT],
