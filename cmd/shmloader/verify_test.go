@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shmloader/shmloader/internal/pqdamage"
+	"github.com/shmloader/shmloader/producer/dataset/pqdamage"
 	"github.com/shmloader/shmloader/producer/dataset"
 	"github.com/shmloader/shmloader/producer/gen"
 )

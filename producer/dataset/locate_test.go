@@ -11,7 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/compress"
 
-	"github.com/shmloader/shmloader/internal/pqdamage"
+	"github.com/shmloader/shmloader/producer/dataset/pqdamage"
 )
 
 // After a chunk checksum mismatch, which says only that a chunk is damaged, LocatePage
