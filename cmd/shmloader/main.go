@@ -170,3 +170,23 @@ func parseFlags(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) error
 	stderr.Write(buf.Bytes())
 	return usageError{}
 }
+
+// parseInterspersed is parseFlags for a command whose flags may come before and after
+// its operands (the flag package stops at the first operand); it returns the operands.
+// After "--" everything is an operand.
+func parseInterspersed(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) ([]string, error) {
+	var operands []string
+	for {
+		if err := parseFlags(fs, args, stdout, stderr); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return operands, nil
+		}
+		if used := args[:len(args)-len(rest)]; len(used) > 0 && used[len(used)-1] == "--" {
+			return append(operands, rest...), nil
+		}
+		operands, args = append(operands, rest[0]), rest[1:]
+	}
+}

@@ -102,9 +102,13 @@ func TestUsageErrors(t *testing.T) {
 		{nil, "usage: shmloader COMMAND"},
 		{[]string{"bogus"}, `unknown command "bogus"`},
 		{[]string{"help", "bogus"}, `unknown command "bogus"`},
-		{[]string{"serve"}, "--config FILE is required"},
+		{[]string{"serve"}, "a config is required: shmloader serve CONFIG, or --config CONFIG"},
 		{[]string{"serve", "--bogus"}, "flag provided but not defined: -bogus"},
-		{[]string{"serve", "--config", "c.yaml", "extra"}, `unexpected arguments ["extra"]`},
+		{[]string{"serve", "c.yaml", "--bogus"}, "flag provided but not defined: -bogus"},
+		{[]string{"serve", "--config", "c.yaml", "d.yaml"}, "the config is given twice, as --config c.yaml and as the operand d.yaml: give one"},
+		{[]string{"serve", "d.yaml", "--config", "c.yaml"}, "the config is given twice, as --config c.yaml and as the operand d.yaml: give one"},
+		{[]string{"serve", "c.yaml", "d.yaml"}, `want one CONFIG, got ["c.yaml" "d.yaml"]`},
+		{[]string{"serve", "--", "c.yaml", "--ranks"}, `want one CONFIG, got ["c.yaml" "--ranks"]`},
 		{[]string{"gen"}, "--out is required"},
 		{[]string{"gen", "--rows"}, "flag needs an argument: -rows"},
 		{[]string{"inspect"}, "want one DATASET, got 0"},
@@ -125,7 +129,8 @@ func TestUsageErrors(t *testing.T) {
 
 // TestPrintConfigServesEveryRow: the printed config keeps every row (no filter), and
 // given a dataset path it serves all of them; serve writes nothing to stdout, its
-// summary and per-rank lines go to stderr.
+// summary and per-rank lines go to stderr. The config is the operand here, with flags
+// after it.
 func TestPrintConfigServesEveryRow(t *testing.T) {
 	o := shmloader(t, "", time.Minute, "serve", "--print-config")
 	if o.code != 0 || o.stderr != "" {
@@ -165,7 +170,7 @@ func TestPrintConfigServesEveryRow(t *testing.T) {
 	}
 	done := make(chan result, 1)
 	go func() {
-		o, err := runCommand("", 2*time.Minute, "serve", "--config", path, "--dir", shmDir, "--job", job, "--progress", "100ms")
+		o, err := runCommand("", 2*time.Minute, "serve", path, "--dir", shmDir, "--job", job, "--progress", "100ms")
 		done <- result{o, err}
 	}()
 	c, err := consumer.Attach(job, 0, consumer.Options{Dir: shmDir, Timeout: time.Minute})
@@ -242,15 +247,18 @@ func TestRelativeDatasetNotFound(t *testing.T) {
 		t.Errorf("--dataset: want exit 1 and %q; got %v", want, o)
 	}
 
-	o = shmloader(t, run, time.Minute, "serve", "--config", path, "--dir", shmDir)
-	for _, want := range []string{
-		path + ":1: dataset: open data/x: no such file or directory",
-		fmt.Sprintf("(relative to the current directory %s: %s)", run, filepath.Join(run, "data/x")),
-		"not to the config file's directory " + cfgDir,
-		filepath.Join(cfgDir, "data/x") + " exists",
-	} {
-		if o.code != 1 || !strings.Contains(o.stderr, want) {
-			t.Errorf("dataset in the config: want exit 1 and %q; got %v", want, o)
+	// The config as --config FILE and as the operand: the same file, the same error.
+	for _, args := range [][]string{{"serve", "--config", path, "--dir", shmDir}, {"serve", path, "--dir", shmDir}} {
+		o = shmloader(t, run, time.Minute, args...)
+		for _, want := range []string{
+			path + ":1: dataset: open data/x: no such file or directory",
+			fmt.Sprintf("(relative to the current directory %s: %s)", run, filepath.Join(run, "data/x")),
+			"not to the config file's directory " + cfgDir,
+			filepath.Join(cfgDir, "data/x") + " exists",
+		} {
+			if o.code != 1 || !strings.Contains(o.stderr, want) {
+				t.Errorf("dataset in the config (%q): want exit 1 and %q; got %v", args, want, o)
+			}
 		}
 	}
 }
