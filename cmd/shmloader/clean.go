@@ -15,7 +15,7 @@ func runClean(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(fs.Output(), "usage: shmloader clean [--dir DIR]\n\n"+
 			"Removes this user's segments and lock files whose producer is dead.\n"+
 			"A live producer's files are never touched.\n\n")
-		fs.PrintDefaults()
+		printFlags(fs)
 	}
 	if err := parseFlags(fs, args, stdout, stderr); err != nil {
 		return err

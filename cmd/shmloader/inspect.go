@@ -24,7 +24,7 @@ func inspectCommand(args []string, out, log io.Writer) error {
 			"current directory (a dataset named help: ./help). The schema lists the fields\n"+
 			"of structs by their dotted paths and the partition columns of key=value\n"+
 			"folders, as outputs and the filter name them.\n\n")
-		fs.PrintDefaults()
+		printFlags(fs)
 	}
 	// Flags may come before or after DATASET; the flag package stops at the first operand.
 	var operands []string

@@ -67,7 +67,7 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 			"line with what the rings and the decoded windows take), a status line every\n"+
 			"--progress, and at the end one line per rank: rank=R batches=N rows=M.\n"+
 			"--print-config writes the config to stdout.\n\n")
-		fs.PrintDefaults()
+		printFlags(fs)
 		fmt.Fprintf(fs.Output(), "\nEnvironment:\n"+
 			"  SHMLOADER_SHM_DIR   segment directory when --dir is not given (default /dev/shm)\n"+
 			"  SHMLOADER_DECODER   pages (default: flat columns decoded page by page) or arrow\n"+

@@ -47,7 +47,7 @@ func runStatus(args []string, stdout, stderr io.Writer) error {
 			"occupancy, how long serve and the trainer waited for each other, rows/s, and the\n"+
 			"cache's figures.\n"+
 			"Refreshes in a terminal; --once or --json print once. Without JOB, lists the live jobs.\n\n")
-		fs.PrintDefaults()
+		printFlags(fs)
 	}
 	// Flags may come before or after JOB.
 	var pos []string
