@@ -161,12 +161,16 @@ func listText(xs []int) string {
 	return strings.Join(parts, ", ")
 }
 
+// sizeText is a byte count for people, always with its unit; one under 1 KiB in bytes
+// (never "0 KiB" for a few hundred).
 func sizeText(n uint64) string {
-	if n >= 1<<30 {
+	switch {
+	case n >= 1<<30:
 		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
-	}
-	if n < 1<<20 {
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
 		return fmt.Sprintf("%.0f KiB", float64(n)/(1<<10))
 	}
-	return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	return fmt.Sprintf("%d B", n)
 }
