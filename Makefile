@@ -8,6 +8,7 @@ PY      := $(VENV)/bin/python
 GO      ?= go
 GOFLAGS_TEST ?= -race -count=1
 PYREQ   := bindings/python/requirements.txt
+DEMOREQ := bindings/python/requirements-demo.txt
 DIST    := $(BUILD)/dist
 WHEEL_SRC := $(BUILD)/wheel/src
 BVENV   := $(CURDIR)/.venv-bench
@@ -19,7 +20,7 @@ TORCHREQ := bindings/python/requirements-torch.txt
 export SHMLOADER_BIN := $(BUILD)/bin/shmloader
 export SHMLOADER_LIB := $(BUILD)/lib/libshmloader.so
 
-.PHONY: build go-build c-build venv wheel torch-venv bench-venv demo test test-go test-c test-python test-fuzz test-torch soak print-fuzz-targets bench bench-report bench-transport bench-torch bench-producer bench-cachesim fuzz clean distclean
+.PHONY: build go-build c-build demo-venv venv wheel torch-venv bench-venv demo test test-go test-c test-python test-fuzz test-torch soak print-fuzz-targets bench bench-report bench-transport bench-torch bench-producer bench-cachesim fuzz clean distclean
 
 build: go-build c-build
 
@@ -36,19 +37,27 @@ c-build:
 	  { cp $(BUILD)/lib/libshmloader.so bindings/python/shmloader/libshmloader.so.tmp && \
 	    mv -f bindings/python/shmloader/libshmloader.so.tmp bindings/python/shmloader/libshmloader.so; }
 
-# Python venv inside the repo with pinned requirements; rebuilt when they change.
-venv: $(VENV)/.installed
-$(VENV)/.installed: $(PYREQ) bindings/python/pyproject.toml
+# The Python venv inside the repo, in two pinned layers with a stamp each, so that a
+# target installs only what it needs and a layer is installed again only when its files
+# change. demo-venv: what make demo (and make wheel) needs, requirements-demo.txt (numpy and
+# the build backend) and the package, editable. venv: the test set, requirements.txt, on top.
+demo-venv: $(VENV)/.demo-installed
+$(VENV)/.demo-installed: $(DEMOREQ) bindings/python/pyproject.toml
 	python3 -m venv $(VENV)
-	$(PY) -m pip install --quiet --disable-pip-version-check -r $(PYREQ)
+	$(PY) -m pip install --quiet --disable-pip-version-check -r $(DEMOREQ)
 	$(PY) -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e bindings/python
+	touch $@
+
+venv: $(VENV)/.installed
+$(VENV)/.installed: $(VENV)/.demo-installed $(PYREQ)
+	$(PY) -m pip install --quiet --disable-pip-version-check -r $(PYREQ)
 	touch $@
 
 # A platform wheel (py3-none-linux_x86_64) in build/dist: the Python package with
 # libshmloader.so and a static shmloader binary (CGO_ENABLED=0) in shmloader/bin, which the
 # wheel's `shmloader` console script runs. It is built from a copy of the package in
 # build/wheel/src, so the source tree never holds a binary that an editable install would run.
-wheel: c-build venv
+wheel: c-build demo-venv
 	rm -rf $(BUILD)/wheel $(DIST)
 	mkdir -p $(WHEEL_SRC)/shmloader/bin $(DIST)
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags='-s -w' -o $(WHEEL_SRC)/shmloader/bin/shmloader ./cmd/shmloader
@@ -58,8 +67,8 @@ wheel: c-build venv
 	@ls -l $(DIST)/*.whl
 
 # The main job on the synthetic default dataset (generated once into build/demo-data):
-# `shmloader serve` and two Python trainer processes.
-demo: build venv
+# `shmloader serve` and two Python trainer processes; numpy is all the trainers need.
+demo: build demo-venv
 	bash bindings/python/examples/demo.sh
 
 test: build venv test-go test-fuzz test-c test-python
@@ -79,7 +88,7 @@ test-python: build venv
 # under torchrun, zero-copy views, and CUDA pinning and copies where a GPU is present.
 # In their own venv, because torch's wheels (with their CUDA libraries) are large.
 torch-venv: $(TVENV)/.installed
-$(TVENV)/.installed: $(PYREQ) $(TORCHREQ) bindings/python/pyproject.toml
+$(TVENV)/.installed: $(DEMOREQ) $(PYREQ) $(TORCHREQ) bindings/python/pyproject.toml
 	python3 -m venv $(TVENV)
 	$(TPY) -m pip install --quiet --disable-pip-version-check -r $(TORCHREQ)
 	$(TPY) -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e bindings/python

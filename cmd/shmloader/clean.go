@@ -25,7 +25,7 @@ func runClean(args []string, stdout, stderr io.Writer) error {
 			"Exit status: 0 done (a JOB with nothing left is done too); 1 a file could not be\n"+
 			"removed, or the directory read; 2 bad usage, an invalid JOB name included; %d a JOB is\n"+
 			"served by a live producer and was left alone (the other JOBs were cleaned).\n\n", exitLiveJob)
-		fs.PrintDefaults()
+		printFlags(fs)
 	}
 	// Flags may come before or after the JOBs.
 	var jobs []string

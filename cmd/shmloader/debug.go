@@ -34,7 +34,7 @@ func runDebugProduce(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(fs.Output(), "usage: shmloader debug-produce --job NAME [flags]\n\n"+
 			"Serves a synthetic stream (tensors id, payload, crc, t_ns; see producer/synthetic).\n"+
 			"At the end prints one line per rank: rank=R batches=N rows=M crc32=XXXXXXXX.\n\n")
-		fs.PrintDefaults()
+		printFlags(fs)
 	}
 	if err := parseFlags(fs, args, stdout, stderr); err != nil {
 		return err

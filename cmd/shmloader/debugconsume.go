@@ -27,7 +27,7 @@ func runDebugConsume(args []string, stdout, stderr io.Writer) error {
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: shmloader debug-consume --job NAME [flags]\n\n"+
 			"Reads a debug-produce stream; prints one line of handoff latency and throughput.\n\n")
-		fs.PrintDefaults()
+		printFlags(fs)
 	}
 	if err := parseFlags(fs, args, stdout, stderr); err != nil {
 		return err

@@ -40,7 +40,7 @@ func genCommand(ctx context.Context, args []string, stdout, log io.Writer) error
 			"Writes a synthetic Parquet dataset: id, features f000.. (float32, every 4th with nulls),\n"+
 			"categoricals c00.. (int64) and s00.. (string), seq (list<int64>) and label (0/1).\n"+
 			"Every value depends only on (seed, id, column): the same flags give the same bytes.\n\n")
-		fs.PrintDefaults()
+		printFlags(fs)
 	}
 	if err := parseFlags(fs, args, stdout, log); err != nil {
 		return err

@@ -43,7 +43,7 @@ func inspectCommand(args []string, out, log io.Writer) error {
 			"checked in parallel, each worker holding one row group's chunks at a time. It\n"+
 			"shows its progress on stderr (a bar on a terminal, else a line every 5 s), and\n"+
 			"Ctrl-C stops it with what it found so far.\n\n")
-		fs.PrintDefaults()
+		printFlags(fs)
 	}
 	// Flags may come before or after DATASET; the flag package stops at the first operand.
 	var operands []string

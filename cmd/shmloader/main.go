@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
 
 	"github.com/shmloader/shmloader/producer/dataset"
 )
@@ -52,7 +53,7 @@ func usage(w io.Writer) {
 			fmt.Fprintf(w, "  %-14s %s\n", c.name, c.summary)
 		}
 	}
-	fmt.Fprintf(w, "\nRun 'shmloader COMMAND -h' (or 'shmloader help COMMAND') for a command's flags.\n")
+	fmt.Fprintf(w, "\nRun 'shmloader COMMAND --help' (or 'shmloader help COMMAND') for a command's flags.\n")
 }
 
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
@@ -177,6 +178,54 @@ func parseFlags(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) error
 		stdout.Write(buf.Bytes())
 		return flag.ErrHelp
 	}
-	stderr.Write(buf.Bytes())
+	// The flag package's complaint ("flag provided but not defined: -x") heads the usage.
+	out := buf.Bytes()
+	if msg := err.Error() + "\n"; bytes.HasPrefix(out, []byte(msg)) {
+		out = append([]byte(dashFlag(err.Error())+"\n"), out[len(msg):]...)
+	}
+	stderr.Write(out)
 	return usageError{}
+}
+
+// printFlags is fs.PrintDefaults with every flag spelled --name, as the README and the
+// messages spell them (the flag package accepts both and prints -name). Every command's
+// usage prints its flags through it, so a flag added anywhere gets the same spelling.
+func printFlags(fs *flag.FlagSet) {
+	out := fs.Output()
+	var buf bytes.Buffer
+	fs.SetOutput(&buf)
+	fs.PrintDefaults()
+	fs.SetOutput(out)
+	// A flag's line starts "  -name"; the lines of its usage start "    \t".
+	out.Write(flagLine.ReplaceAll(buf.Bytes(), []byte("$1--")))
+}
+
+var flagLine = regexp.MustCompile(`(?m)^(  )-`)
+
+// dashFlag spells the flag that one of the flag package's error messages names as --name.
+func dashFlag(msg string) string {
+	return flagError.ReplaceAllString(msg, "$1--")
+}
+
+var flagError = regexp.MustCompile(`^(flag provided but not defined: |flag needs an argument: |` +
+	`invalid value "(?:[^"\\]|\\.)*" for flag |invalid boolean value "(?:[^"\\]|\\.)*" for |invalid boolean flag )-?`)
+
+// parseInterspersed is parseFlags for a command whose flags may come before and after
+// its operands (the flag package stops at the first operand); it returns the operands.
+// After "--" everything is an operand.
+func parseInterspersed(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) ([]string, error) {
+	var operands []string
+	for {
+		if err := parseFlags(fs, args, stdout, stderr); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return operands, nil
+		}
+		if used := args[:len(args)-len(rest)]; len(used) > 0 && used[len(used)-1] == "--" {
+			return append(operands, rest...), nil
+		}
+		operands, args = append(operands, rest[0]), rest[1:]
+	}
 }

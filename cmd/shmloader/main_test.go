@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -92,6 +93,74 @@ func TestHelp(t *testing.T) {
 	}
 }
 
+// TestHelpSpellsFlagsWithTwoDashes: every command's help (hidden ones too) spells every
+// flag --name, as the README does, and lists the flags of those that have any.
+func TestHelpSpellsFlagsWithTwoDashes(t *testing.T) {
+	noFlags := map[string]bool{"help": true, "cache": true, "version": true}
+	for _, c := range commands {
+		if c.name == "help" {
+			continue
+		}
+		o := shmloader(t, "", time.Minute, c.name, "-h")
+		if o.code != 0 {
+			t.Fatalf("%s -h: %v", c.name, o)
+		}
+		flags := 0
+		for _, line := range strings.Split(o.stdout, "\n") {
+			if !strings.HasPrefix(strings.TrimLeft(line, " \t"), "-") {
+				continue
+			}
+			if !strings.HasPrefix(strings.TrimLeft(line, " \t"), "--") {
+				t.Errorf("%s -h: a flag spelled with one dash: %q", c.name, line)
+			}
+			if strings.HasPrefix(line, "  --") {
+				flags++
+			}
+		}
+		if flags == 0 && !noFlags[c.name] {
+			t.Errorf("%s -h lists no flags:\n%s", c.name, o.stdout)
+		}
+	}
+}
+
+// TestPrintFlags: printFlags prints what flag.PrintDefaults does, every flag's type,
+// default and description, with the flag's name spelled --name, for flags of every kind.
+func TestPrintFlags(t *testing.T) {
+	fs := flag.NewFlagSet("x", flag.ContinueOnError)
+	fs.String("config", "", "YAML `FILE`")
+	fs.String("log-format", "human", "logs as \"human\" lines")
+	fs.Bool("quiet", false, "no output")
+	fs.Bool("cache", true, "use the cache")
+	fs.Int("workers", 0, "decode workers,\n0 = one per core")
+	fs.Duration("drain-timeout", 5*time.Second, "how long to wait")
+	fs.Func("ranks", "rings on this node", func(string) error { return nil })
+	fs.Uint64("x", 7, "a one-letter flag")
+	var want, got bytes.Buffer
+	fs.SetOutput(&want)
+	fs.PrintDefaults()
+	fs.SetOutput(&got)
+	printFlags(fs)
+	wl, gl := strings.Split(want.String(), "\n"), strings.Split(got.String(), "\n")
+	if len(wl) != len(gl) {
+		t.Fatalf("printFlags:\n%s\nPrintDefaults:\n%s", got.String(), want.String())
+	}
+	flags := 0
+	for i := range wl {
+		switch {
+		case strings.HasPrefix(wl[i], "  -"):
+			flags++
+			if gl[i] != "  -"+wl[i][2:] {
+				t.Errorf("flag line %q, want %q", gl[i], "  -"+wl[i][2:])
+			}
+		case gl[i] != wl[i]:
+			t.Errorf("line %q, want %q", gl[i], wl[i])
+		}
+	}
+	if flags != 8 {
+		t.Errorf("%d flag lines, want 8:\n%s", flags, got.String())
+	}
+}
+
 // TestUsageErrors: a command called wrongly says so on stderr, with the usage, and exits
 // 2; stdout stays empty.
 func TestUsageErrors(t *testing.T) {
@@ -102,18 +171,24 @@ func TestUsageErrors(t *testing.T) {
 		{nil, "usage: shmloader COMMAND"},
 		{[]string{"bogus"}, `unknown command "bogus"`},
 		{[]string{"help", "bogus"}, `unknown command "bogus"`},
-		{[]string{"serve"}, "--config FILE is required"},
-		{[]string{"serve", "--bogus"}, "flag provided but not defined: -bogus"},
-		{[]string{"serve", "--config", "c.yaml", "extra"}, `unexpected arguments ["extra"]`},
+		{[]string{"serve"}, "a config is required: shmloader serve CONFIG, or --config CONFIG"},
+		{[]string{"serve", "--bogus"}, "flag provided but not defined: --bogus"},
+		{[]string{"serve", "c.yaml", "--bogus"}, "flag provided but not defined: --bogus"},
+		{[]string{"serve", "--config", "c.yaml", "d.yaml"}, "the config is given twice, as --config c.yaml and as the operand d.yaml: give one"},
+		{[]string{"serve", "d.yaml", "--config", "c.yaml"}, "the config is given twice, as --config c.yaml and as the operand d.yaml: give one"},
+		{[]string{"serve", "c.yaml", "d.yaml"}, `want one CONFIG, got ["c.yaml" "d.yaml"]`},
+		{[]string{"serve", "--", "c.yaml", "--ranks"}, `want one CONFIG, got ["c.yaml" "--ranks"]`},
 		{[]string{"gen"}, "--out is required"},
-		{[]string{"gen", "--rows"}, "flag needs an argument: -rows"},
+		{[]string{"gen", "--rows"}, "flag needs an argument: --rows"},
 		{[]string{"inspect"}, "want one DATASET, got 0"},
 		{[]string{"inspect", "a", "help"}, "want one DATASET, got 2"},
 		{[]string{"cache"}, "want a subcommand"},
 		{[]string{"cache", "rm", "dir"}, `unknown subcommand "rm"`},
 		{[]string{"clean", "a/b"}, `invalid job name "a/b"`},
 		{[]string{"debug-produce"}, "--job NAME is required"},
-		{[]string{"debug-consume", "--rank", "x"}, `invalid value "x" for flag -rank`},
+		{[]string{"debug-consume", "--rank", "x"}, `invalid value "x" for flag --rank`},
+		{[]string{"clean", "-dir"}, "flag needs an argument: --dir"},
+		{[]string{"status", "--once=maybe"}, `invalid boolean value "maybe" for --once`},
 	}
 	for _, c := range cases {
 		o := shmloader(t, "", time.Minute, c.args...)
@@ -125,7 +200,8 @@ func TestUsageErrors(t *testing.T) {
 
 // TestPrintConfigServesEveryRow: the printed config keeps every row (no filter), and
 // given a dataset path it serves all of them; serve writes nothing to stdout, its
-// summary and per-rank lines go to stderr.
+// summary and per-rank lines go to stderr. The config is the operand here, with flags
+// after it.
 func TestPrintConfigServesEveryRow(t *testing.T) {
 	o := shmloader(t, "", time.Minute, "serve", "--print-config")
 	if o.code != 0 || o.stderr != "" {
@@ -165,7 +241,7 @@ func TestPrintConfigServesEveryRow(t *testing.T) {
 	}
 	done := make(chan result, 1)
 	go func() {
-		o, err := runCommand("", 2*time.Minute, "serve", "--config", path, "--dir", shmDir, "--job", job, "--progress", "100ms")
+		o, err := runCommand("", 2*time.Minute, "serve", path, "--dir", shmDir, "--job", job, "--progress", "100ms")
 		done <- result{o, err}
 	}()
 	c, err := consumer.Attach(job, 0, consumer.Options{Dir: shmDir, Timeout: time.Minute})
@@ -242,15 +318,18 @@ func TestRelativeDatasetNotFound(t *testing.T) {
 		t.Errorf("--dataset: want exit 1 and %q; got %v", want, o)
 	}
 
-	o = shmloader(t, run, time.Minute, "serve", "--config", path, "--dir", shmDir)
-	for _, want := range []string{
-		path + ":1: dataset: open data/x: no such file or directory",
-		fmt.Sprintf("(relative to the current directory %s: %s)", run, filepath.Join(run, "data/x")),
-		"not to the config file's directory " + cfgDir,
-		filepath.Join(cfgDir, "data/x") + " exists",
-	} {
-		if o.code != 1 || !strings.Contains(o.stderr, want) {
-			t.Errorf("dataset in the config: want exit 1 and %q; got %v", want, o)
+	// The config as --config FILE and as the operand: the same file, the same error.
+	for _, args := range [][]string{{"serve", "--config", path, "--dir", shmDir}, {"serve", path, "--dir", shmDir}} {
+		o = shmloader(t, run, time.Minute, args...)
+		for _, want := range []string{
+			path + ":1: dataset: open data/x: no such file or directory",
+			fmt.Sprintf("(relative to the current directory %s: %s)", run, filepath.Join(run, "data/x")),
+			"not to the config file's directory " + cfgDir,
+			filepath.Join(cfgDir, "data/x") + " exists",
+		} {
+			if o.code != 1 || !strings.Contains(o.stderr, want) {
+				t.Errorf("dataset in the config (%q): want exit 1 and %q; got %v", args, want, o)
+			}
 		}
 	}
 }

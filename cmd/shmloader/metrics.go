@@ -35,7 +35,7 @@ var metrics = []metric{
 	{name: "shmloader_trainer_attached", kind: "gauge", help: "1 while a trainer is attached to the ring.", ring: func(r serve.RingSnapshot) float64 { return b2f(r.ConsumerPID != 0) }},
 	{name: "shmloader_decoded_rows_total", kind: "counter", help: "Rows decoded from Parquet (cache misses).", job: func(s serve.Snapshot) (float64, bool) { return float64(s.DecodedRows), true }},
 	{name: "shmloader_cached_rows_total", kind: "counter", help: "Rows read from the cache.", job: func(s serve.Snapshot) (float64, bool) { return float64(s.CachedRows), true }},
-	{name: "shmloader_decode_seconds_total", kind: "counter", help: "Worker time spent decoding Parquet.", job: func(s serve.Snapshot) (float64, bool) { return s.DecodeSeconds, true }},
+	{name: "shmloader_decode_cpu_seconds_total", kind: "counter", help: "CPU time (user and system) decode workers spent decoding Parquet (cache misses).", job: func(s serve.Snapshot) (float64, bool) { return s.DecodeCPUSeconds, true }},
 	{name: "shmloader_workers", kind: "gauge", help: "Decode workers.", job: func(s serve.Snapshot) (float64, bool) { return float64(s.Workers), true }},
 	{name: "shmloader_cache_hits_total", kind: "counter", help: "Row groups served from the cache.", job: cacheFig(func(c *serve.CacheSnapshot) int64 { return c.Hits })},
 	{name: "shmloader_cache_misses_total", kind: "counter", help: "Row groups the cache did not hold (decoded).", job: cacheFig(func(c *serve.CacheSnapshot) int64 { return c.Misses })},

@@ -22,7 +22,7 @@ import (
 
 func runServe(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	path := fs.String("config", "", "YAML config file (see --print-config)")
+	path := fs.String("config", "", "YAML config file (see --print-config); or give it as the operand CONFIG")
 	printConfig := fs.Bool("print-config", false, "print the documented default config and exit")
 	var opt serve.Options
 	fs.StringVar(&opt.Dir, "dir", "", "segment directory (default $SHMLOADER_SHM_DIR or /dev/shm)")
@@ -61,7 +61,8 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 		})
 	}
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage: shmloader serve --config FILE [flags]\n\n"+
+		fmt.Fprintf(fs.Output(), "usage: shmloader serve CONFIG [flags]\n"+
+			"       shmloader serve --config CONFIG [flags]\n\n"+
 			"Serves a Parquet dataset to the trainer processes of this host, one ring per rank,\n"+
 			"until the configured epochs are read or SIGINT/SIGTERM. Flags override config keys.\n"+
 			"It writes only to stderr (stdout stays free for the trainers and scripts beside it):\n"+
@@ -69,7 +70,7 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 			"line with what the rings and the decoded windows take), a status line every\n"+
 			"--progress, and at the end one line per rank: rank=R batches=N rows=M.\n"+
 			"--print-config writes the config to stdout.\n\n")
-		fs.PrintDefaults()
+		printFlags(fs)
 		fmt.Fprintf(fs.Output(), "\nEnvironment:\n"+
 			"  SHMLOADER_SHM_DIR   segment directory when --dir is not given (default /dev/shm)\n"+
 			"  SHMLOADER_DECODER   pages (default: flat columns decoded page by page) or arrow\n"+
@@ -85,20 +86,17 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	ctx, stopRun := context.WithCancelCause(context.Background())
 	defer stopRun(nil)
 	defer onSignal(stopRun)()
-	if err := parseFlags(fs, args, stdout, stderr); err != nil {
+	operands, err := parseInterspersed(fs, args, stdout, stderr)
+	if err != nil {
 		return err
 	}
 	if *printConfig {
 		_, err := io.WriteString(stdout, config.DefaultYAML)
 		return err
 	}
-	if fs.NArg() > 0 {
+	if err := configOperand(path, operands); err != nil {
 		fs.Usage()
-		return usageErrorf("unexpected arguments %q", fs.Args())
-	}
-	if *path == "" {
-		fs.Usage()
-		return usageErrorf("--config FILE is required (shmloader serve --print-config shows one)")
+		return err
 	}
 	log, err := obs.logger(stderr)
 	if err != nil {
@@ -113,6 +111,22 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	err = serveConfig(ctx, *path, overrides, *resume, *quiet, *cpuProfile, &opt, &obs, log, stderr)
 	obs.fail(err)
 	return err
+}
+
+// configOperand takes serve's config from its one operand, CONFIG, when --config is not
+// given: one of the two is required, and not both.
+func configOperand(path *string, operands []string) error {
+	switch {
+	case len(operands) > 1:
+		return usageErrorf("want one CONFIG, got %q", operands)
+	case len(operands) == 1 && *path != "":
+		return usageErrorf("the config is given twice, as --config %s and as the operand %s: give one", *path, operands[0])
+	case len(operands) == 1:
+		*path = operands[0]
+	case *path == "":
+		return usageErrorf("a config is required: shmloader serve CONFIG, or --config CONFIG (shmloader serve --print-config shows one)")
+	}
+	return nil
 }
 
 func serveConfig(ctx context.Context, path string, overrides map[string]string, resume string, quiet bool,

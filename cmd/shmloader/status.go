@@ -49,7 +49,7 @@ func runStatus(args []string, stdout, stderr io.Writer) error {
 			"Refreshes in a terminal; --once or --json print once. Without JOB, lists the live jobs,\n"+
 			"then the jobs whose producer died and left files, with the command that removes them.\n"+
 			"A JOB without a live producer exits 1, saying what a dead one left.\n\n")
-		fs.PrintDefaults()
+		printFlags(fs)
 	}
 	// Flags may come before or after JOB.
 	var pos []string
@@ -241,10 +241,10 @@ type statusView struct {
 	RowsPerS float64   `json:"rows_per_s"`
 	// From serve's status file, rewritten each second: null until two of its versions were
 	// seen (a span under a second may see one).
-	DecodeRate *float64             `json:"decoded_rows_per_s"`
-	DecodeCPU  *float64             `json:"decode_cpu"` // worker-seconds decoding per second
-	Cache      *serve.CacheSnapshot `json:"cache"`
-	Rings      []ringView           `json:"rings"`
+	DecodeRate  *float64             `json:"decoded_rows_per_s"`
+	DecodeCores *float64             `json:"decode_cpu_cores"` // CPU-seconds decoding per second
+	Cache       *serve.CacheSnapshot `json:"cache"`
+	Rings       []ringView           `json:"rings"`
 }
 
 type ringView struct {
@@ -289,8 +289,8 @@ func compare(a, b *observation) statusView {
 		if a.status != nil && dt > 0 {
 			ps := a.status.Snapshot
 			if span := s.Time.Sub(ps.Time).Seconds(); span > 0 {
-				rate, cpu := float64(s.DecodedRows-ps.DecodedRows)/span, (s.DecodeSeconds-ps.DecodeSeconds)/span
-				v.DecodeRate, v.DecodeCPU = &rate, &cpu
+				rate, cores := float64(s.DecodedRows-ps.DecodedRows)/span, (s.DecodeCPUSeconds-ps.DecodeCPUSeconds)/span
+				v.DecodeRate, v.DecodeCores = &rate, &cores
 			}
 		}
 	}
@@ -313,7 +313,7 @@ func printView(w io.Writer, v statusView) {
 	}
 	decode := "- (measured over a second or more)"
 	if v.DecodeRate != nil {
-		decode = fmt.Sprintf("%s rows/s (%.1f cores)", si(*v.DecodeRate), *v.DecodeCPU)
+		decode = fmt.Sprintf("%s rows/s (%.1f cores of CPU)", si(*v.DecodeRate), *v.DecodeCores)
 	}
 	fmt.Fprintf(w, "\nread %s rows/s  decode %s\n", si(v.RowsPerS), decode)
 	if c := v.Cache; c != nil {

@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shmloader/shmloader/producer/dataset/pqdamage"
 	"github.com/shmloader/shmloader/producer/dataset"
+	"github.com/shmloader/shmloader/producer/dataset/pqdamage"
 	"github.com/shmloader/shmloader/producer/gen"
 )
 

@@ -198,5 +198,19 @@ func (p *Plan) BatchRows(g uint64) int {
 	return int(min(bs, p.partRows[r.p]-r.j*bs))
 }
 
+// MaxBatchRows is the most rows any batch this node serves holds, in every epoch and from
+// every base: a partition's first batch is its largest, min(batch_size, its rows). So it
+// is batch_size with drop_last (every partition yields a full batch), and without it may
+// be less: than the dataset's rows, too, when the node has several partitions. Ring slots
+// are sized for it.
+func (p *Plan) MaxBatchRows() int {
+	bs := int64(p.in.BatchSize)
+	var most int64
+	for _, i := range p.mine {
+		most = max(most, min(bs, p.partRows[i]))
+	}
+	return int(most)
+}
+
 // Partition is the partition that global batch g comes from.
 func (p *Plan) Partition(g uint64) int { return p.locate(g).p }

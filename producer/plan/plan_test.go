@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -407,5 +408,62 @@ func TestTooLargeBatch(t *testing.T) {
 	p, err := New(Input{Rows: []int64{10, 10}, BatchSize: 8, Ranks: 2, Nodes: 1, DropLast: false})
 	if err != nil || p.GlobalBatches() != 3 || p.BatchRows(2) != 4 {
 		t.Fatalf("drop_last false: %v, %d batches", err, p.GlobalBatches())
+	}
+}
+
+// TestMaxBatchRows: in small random plans (batch sizes from 1 to beyond the dataset, with
+// and without drop_last, 1 to 4 nodes), MaxBatchRows is the most rows of any batch a node
+// serves, counted from the spans of every step of every rank in every epoch, from base 0
+// and from a resumed base.
+func TestMaxBatchRows(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 11))
+	plans, short := 0, 0
+	for range 400 {
+		rows := make([]int64, 1+rng.IntN(12))
+		var total int64
+		for i := range rows {
+			if rng.IntN(5) > 0 {
+				rows[i] = int64(1 + rng.IntN(40))
+				total += rows[i]
+			}
+		}
+		if total == 0 {
+			continue
+		}
+		in := Input{Rows: rows, BatchSize: 1 + rng.IntN(int(total)+20), Seed: rng.Uint64(), ShuffleRowGroups: rng.IntN(2) == 0,
+			Window: rng.IntN(4), DropLast: rng.IntN(3) == 0, Partitions: rng.IntN(5), Ranks: 1 + rng.IntN(3),
+			Nodes: []int{1, 2, 4}[rng.IntN(3)]}
+		for node := range in.Nodes {
+			in.Node = node
+			p, err := New(in)
+			if err != nil {
+				continue // too few rows or row groups for this layout
+			}
+			plans++
+			most := 0
+			for epoch := range uint64(3) {
+				ep := p.Epoch(epoch)
+				for _, base := range []uint64{0, uint64(rng.IntN(int(p.ElasticLimit()) + 1))} {
+					for r := range in.Ranks {
+						for s := range p.StepsFrom(r, base) {
+							most = max(most, len(batchRows(p, ep, p.GlobalFrom(r, base, s))))
+						}
+					}
+				}
+			}
+			if most < in.BatchSize {
+				short++
+			}
+			if got := p.MaxBatchRows(); got != most {
+				t.Fatalf("%+v: MaxBatchRows %d, the largest batch served has %d rows", in, got, most)
+			}
+			if most > in.BatchSize || in.DropLast && most != in.BatchSize {
+				t.Fatalf("%+v: largest batch %d rows", in, most)
+			}
+		}
+	}
+	t.Logf("%d plans, %d with batches shorter than batch_size", plans, short)
+	if plans < 200 || short < 50 {
+		t.Fatalf("only %d random plans were valid, %d with every batch shorter than batch_size", plans, short)
 	}
 }

@@ -137,5 +137,5 @@ func (s *server) cacheStatus() string {
 		return ""
 	}
 	st := s.store.cache.Stats()
-	return fmt.Sprintf(" | cache hit %d miss %d %s evict %d", st.Hits, st.Misses, sizeText(uint64(st.HitBytes)), st.Evictions)
+	return fmt.Sprintf(" | cache hit %d miss %d served %s evict %d", st.Hits, st.Misses, sizeText(uint64(st.HitBytes)), st.Evictions)
 }

@@ -48,9 +48,9 @@ type Snapshot struct {
 	Epochs     uint64    `json:"epochs"` // 0: endless
 	BatchSize  int       `json:"batch_size"`
 
-	DecodedRows   int64   `json:"decoded_rows"`   // rows decoded from Parquet (cache misses)
-	CachedRows    int64   `json:"cached_rows"`    // rows read from the cache
-	DecodeSeconds float64 `json:"decode_seconds"` // worker time spent decoding
+	DecodedRows      int64   `json:"decoded_rows"`       // rows decoded from Parquet (cache misses)
+	CachedRows       int64   `json:"cached_rows"`        // rows read from the cache
+	DecodeCPUSeconds float64 `json:"decode_cpu_seconds"` // CPU time decode workers spent decoding
 
 	Cache *CacheSnapshot `json:"cache"` // nil without a cache
 	Rings []RingSnapshot `json:"rings"`
@@ -114,7 +114,7 @@ func (l *Live) read() Snapshot {
 		ConfigHash: l.configHash, Workers: l.workers, Nodes: c.Node.Count, NodeRank: c.Node.Rank,
 		Epochs: c.Epochs, BatchSize: c.BatchSize,
 		DecodedRows: s.stats.decodedRows.Load(), CachedRows: s.stats.cachedRows.Load(),
-		DecodeSeconds: time.Duration(s.stats.decodeNs.Load()).Seconds(),
+		DecodeCPUSeconds: time.Duration(s.stats.decodeCPUNs.Load()).Seconds(),
 	}
 	if cc := s.store.cache; cc != nil {
 		st := cc.Stats()

@@ -82,7 +82,7 @@ func TestLiveSnapshot(t *testing.T) {
 		t.Fatal("Started was not called")
 	}
 	snap := live.Snapshot()
-	if snap.Job != cfg.Job || len(snap.Rings) != cfg.Ranks || snap.DecodedRows == 0 || snap.DecodeSeconds <= 0 {
+	if snap.Job != cfg.Job || len(snap.Rings) != cfg.Ranks || snap.DecodedRows == 0 || snap.DecodeCPUSeconds <= 0 {
 		t.Fatalf("snapshot %+v", snap)
 	}
 	for _, r := range snap.Rings {
@@ -91,6 +91,19 @@ func TestLiveSnapshot(t *testing.T) {
 		}
 		if r.Epoch != snap.Epochs-1 || r.Step != r.StepsPerEpoch {
 			t.Fatalf("ring %d: the trainer's last position is (%d, %d), want (%d, %d)", r.Rank, r.Epoch, r.Step, snap.Epochs-1, r.StepsPerEpoch)
+		}
+	}
+}
+
+// TestSizeText: every byte figure of the summary, status and final lines has its unit,
+// and a count under 1 KiB is not rounded away.
+func TestSizeText(t *testing.T) {
+	for n, want := range map[uint64]string{
+		0: "0 B", 300: "300 B", 1023: "1023 B", 1024: "1 KiB", 788 << 10: "788 KiB",
+		1 << 20: "1.0 MiB", 755<<20 + 600<<10: "755.6 MiB", 5 << 29: "2.5 GiB",
+	} {
+		if got := sizeText(n); got != want {
+			t.Errorf("sizeText(%d) = %q, want %q", n, got, want)
 		}
 	}
 }

@@ -142,7 +142,7 @@ func Run(ctx context.Context, cfg *config.Config, opt Options) ([]Result, error)
 	specs := make([]ring.Spec, cfg.Ranks)
 	for r := range specs {
 		specs[r] = ring.Spec{Job: cfg.Job, Rank: r, Ranks: cfg.Ranks, SlotCount: cfg.RingDepth,
-			BatchCapacity: int(min(int64(cfg.BatchSize), s.plan.Rows())), Tensors: s.src.tensors, ConfigHash: hash,
+			BatchCapacity: s.plan.MaxBatchRows(), Tensors: s.src.tensors, ConfigHash: hash,
 			Nodes: cfg.Node.Count, NodeRank: cfg.Node.Rank, ElasticLimit: s.plan.ElasticLimit(),
 			StepsPerEpoch: s.plan.Steps(r), Epochs: cfg.Epochs, GlobalBatches: s.plan.GlobalBatches()}
 	}

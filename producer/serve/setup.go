@@ -103,8 +103,12 @@ func (s *server) summary(dir string, hash uint64, workers int, g *ring.Geometry)
 			"a collective training step (all-reduce) then waits forever for the rank that has none: drop_last: true gives every rank the same count")
 	}
 	s.logf("%s", s.cacheSummary())
+	if most := int(g.BatchCapacity); most < c.BatchSize {
+		s.logf("batch_size %d: no batch of this node holds more than %d rows (drop_last: false, and a partition's rows end "+
+			"its batches), so neither do the slots", c.BatchSize, most)
+	}
 	for _, t := range s.src.tensors {
-		s.logf("tensor %-12s %-8s %v", t.Name, t.DType, append([]int{c.BatchSize}, t.Shape...))
+		s.logf("tensor %-12s %-8s %v", t.Name, t.DType, append([]int{int(g.BatchCapacity)}, t.Shape...))
 	}
 	epochs := fmt.Sprint(c.Epochs)
 	if c.Epochs == 0 {
@@ -161,12 +165,16 @@ func listText(xs []int) string {
 	return strings.Join(parts, ", ")
 }
 
+// sizeText is a byte count for people, always with its unit; one under 1 KiB in bytes
+// (never "0 KiB" for a few hundred).
 func sizeText(n uint64) string {
-	if n >= 1<<30 {
+	switch {
+	case n >= 1<<30:
 		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
-	}
-	if n < 1<<20 {
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
 		return fmt.Sprintf("%.0f KiB", float64(n)/(1<<10))
 	}
-	return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	return fmt.Sprintf("%d B", n)
 }

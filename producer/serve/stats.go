@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -14,7 +15,7 @@ import (
 // stats are the counters behind the status line; written by the rank loops and workers.
 type stats struct {
 	decodedRows, cachedRows atomic.Int64
-	decodeNs                atomic.Int64 // worker time spent decoding (cache misses)
+	decodeCPUNs             atomic.Int64 // CPU time decode workers spent decoding (cache misses)
 	written                 atomic.Int64 // cache entries this run committed
 	ranks                   []rankStats
 }
@@ -29,6 +30,19 @@ type rankStats struct {
 func (s *stats) decoded(rows int64)    { s.decodedRows.Add(rows) }
 func (s *stats) cached(rows int64)     { s.cachedRows.Add(rows) }
 func (s *stats) rank(r int) *rankStats { return &s.ranks[r] }
+
+// decodeCPU runs decode with the goroutine locked to its OS thread and adds the thread's
+// CPU time during it (user and system, CLOCK_THREAD_CPUTIME_ID) to decodeCPUNs. Wall time
+// would also count waiting for I/O and for a core: summed over workers it showed 2.4
+// cores decoding on a 2-core host. The lock and two clock reads cost about 1.4 µs
+// (BenchmarkDecodeCPU), against tens of milliseconds to decode one of the demo's row groups.
+func (s *stats) decodeCPU(decode func() error) error {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	start := threadCPU()
+	defer func() { s.decodeCPUNs.Add(int64(threadCPU() - start)) }()
+	return decode()
+}
 
 func (r *rankStats) published(epoch, step uint64, rows int, bytes int64) {
 	r.rows.Add(int64(rows))

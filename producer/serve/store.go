@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/shmloader/shmloader/cache"
 	"github.com/shmloader/shmloader/producer/dataset"
@@ -160,9 +159,9 @@ func (s *server) decodeTask(ctx context.Context, readers *readers, t task) error
 		if err != nil {
 			return err
 		}
-		start := time.Now()
-		defer func() { s.stats.decodeNs.Add(int64(time.Since(start))) }()
-		return s.src.decode(ctx, readers.pages, r, rg, kept, dst, &s.blocks.layout)
+		return s.stats.decodeCPU(func() error {
+			return s.src.decode(ctx, readers.pages, r, rg, kept, dst, &s.blocks.layout)
+		})
 	})
 	if hit {
 		s.stats.cached(kept)

@@ -19,9 +19,9 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
-	"github.com/shmloader/shmloader/producer/dataset/pqdamage"
 	"github.com/shmloader/shmloader/producer/config"
 	"github.com/shmloader/shmloader/producer/dataset"
+	"github.com/shmloader/shmloader/producer/dataset/pqdamage"
 	"github.com/shmloader/shmloader/producer/gen"
 )
 

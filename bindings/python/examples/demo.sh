@@ -27,7 +27,7 @@ if [ -e "$CACHE" ]; then
 fi
 
 echo "== shmloader serve (job $JOB, $RANKS ranks, cache in $CACHE)"
-"$BIN" serve --config bindings/python/examples/demo.yaml --dataset "$DATA" --job "$JOB" --ranks $RANKS --cache-dir "$CACHE" &
+"$BIN" serve bindings/python/examples/demo.yaml --dataset "$DATA" --job "$JOB" --ranks $RANKS --cache-dir "$CACHE" &
 SERVE=$!
 trap 'kill $SERVE 2>/dev/null || true' EXIT
 

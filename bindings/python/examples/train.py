@@ -73,12 +73,12 @@ def main() -> int:
     loss = float("nan")
     start = time.perf_counter()
     first_batch = None
-    epochs: list[dict] = []  # per epoch: rows, seconds (from its first batch's arrival)
+    epochs: list[dict] = []  # per epoch: batches, rows, seconds (from its first batch's arrival)
     with loader:
         epoch = 0
         while not loader.ended:
             t0 = time.perf_counter()
-            epoch_start, epoch_rows = None, rows
+            epoch_start, epoch_rows, epoch_batches = None, rows, batches
             for batch in loader.epoch():
                 now = time.perf_counter()
                 if first_batch is None:
@@ -103,9 +103,9 @@ def main() -> int:
                 t0 = time.perf_counter()
             if not loader.ended:
                 secs = time.perf_counter() - (epoch_start or time.perf_counter())
-                n = rows - epoch_rows
-                epochs.append({"rows": n, "seconds": round(secs, 3)})
-                print(f"rank {args.rank}: epoch {epoch} done, {batches} batches, "
+                n, nb = rows - epoch_rows, batches - epoch_batches
+                epochs.append({"batches": nb, "rows": n, "seconds": round(secs, 3)})
+                print(f"rank {args.rank}: epoch {epoch} done, {nb} batches, {n:,} rows, "
                       f"{n / secs if secs > 0 else 0:,.0f} rows/s, loss {loss:.4f}", flush=True)  # fmt: skip
                 epoch += 1
     elapsed = time.perf_counter() - start - (first_batch or 0.0)
@@ -123,7 +123,7 @@ def main() -> int:
         "epochs": epochs,
     }
     print(
-        f"rank {args.rank}: {batches} batches, {rows} rows in {elapsed:.1f} s: "
+        f"rank {args.rank}: in all {batches} batches, {rows:,} rows in {elapsed:.1f} s: "
         f"{summary['rows_per_s']:,} rows/s, {summary['mb_per_s']} MB/s, "
         f"waited for data {summary['wait_pct']}% of the time, first batch after "
         f"{summary['first_batch_s']} s, loss {loss:.4f} ({summary['model']})",

@@ -112,16 +112,16 @@ def test_status_and_metrics_follow_a_running_job(group, gen_dataset: Path, tmp_p
             assert (name, rank) in m1, f"{name} rank {rank} missing"
         assert m2[("shmloader_rows_read_total", rank)] > m1[("shmloader_rows_read_total", rank)]
     for name in ("shmloader_cache_hits_total", "shmloader_cache_misses_total",
-                 "shmloader_decoded_rows_total", "shmloader_decode_seconds_total"):  # fmt: skip
+                 "shmloader_decoded_rows_total", "shmloader_decode_cpu_seconds_total"):  # fmt: skip
         assert (name, None) in m2, f"{name} missing"
-    assert m2[("shmloader_cache_misses_total", None)] > 0 and m2[("shmloader_decode_seconds_total", None)] > 0
+    assert m2[("shmloader_cache_misses_total", None)] > 0 and m2[("shmloader_decode_cpu_seconds_total", None)] > 0
     assert m2[("shmloader_cache_hits_total", None)] > m1[("shmloader_cache_hits_total", None)]
 
     text = once.stdout
     assert once.returncode == 0 and f"job {job}" in text and "RANK" in text and "cache " in text, text
     assert len(re.findall(r"^\d+\s+\d+\s+\d+/40\s+e\d+ \d+\s+\d+/\d+\s+\d+%\s+\d+%", text, re.M)) == 2, text
 
-    assert "decode" in text and "cores)" in text, "a 1.1 s span sees two status files"
+    assert "decode" in text and "cores of CPU)" in text, "a 1.1 s span sees two status files"
     # The trainers' own view: every row of the 3 epochs; with a 20 ms step they are the
     # slower side, so they barely wait (test_api has a starved trainer's stall).
     assert sum(s.rows for s in stats) == 3 * servekit.GEN_ROWS

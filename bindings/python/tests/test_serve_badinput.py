@@ -178,17 +178,24 @@ def test_flipped_bytes_in_a_column_chunk_of_a_gen_file(group, gen_dataset, tmp_p
     check_delivered(res, {"x": x, "id": clean["id"].to_numpy()}, range(15000, 16000))
 
 
-def test_flipped_bytes_in_a_page_with_a_standard_page_crc(group, tmp_path):
-    """A file of another writer (pyarrow, uncompressed, page CRCs written)."""
-    ds = tmp_path / "crc"
+def random_values_file(ds: Path, compression: str, crc: bool) -> pa.Table:
+    """3 row groups of 1,000 ids and random float64s (which snappy stores as literals)."""
     ds.mkdir()
     rng = np.random.default_rng(1)
     n = 3000
     table = pa.table({"id": pa.array(np.arange(n), pa.int64()),
                       "v": pa.array(rng.normal(size=n), pa.float64())})  # fmt: skip
+    pq.write_table(table, ds / "data.parquet", row_group_size=1000, compression=compression,
+                   use_dictionary=False, write_page_checksum=crc)  # fmt: skip
+    return table
+
+
+@pytest.mark.parametrize("compression", ["none", "snappy"])
+def test_flipped_bytes_in_a_page_with_a_standard_page_crc(group, tmp_path, compression):
+    """A file of another writer (pyarrow, page CRCs written)."""
+    ds = tmp_path / "crc"
+    table = random_values_file(ds, compression, crc=True)
     victim = ds / "data.parquet"
-    pq.write_table(table, victim, row_group_size=1000, compression="none", use_dictionary=False,
-                   write_page_checksum=True)  # fmt: skip
     servekit.flip_middle_of_chunk(victim, 1, "v")
     cfg = config(tmp_path / "c.yaml", ds, batch_size=100, shuffle=IN_ORDER,
                  outputs={"v": {"columns": "v", "dtype": "float64"}, "id": "id"})  # fmt: skip
@@ -196,6 +203,24 @@ def test_flipped_bytes_in_a_page_with_a_standard_page_crc(group, tmp_path):
                             batches_ok=True)  # fmt: skip
     check_delivered(res, {"v": table["v"].to_numpy(), "id": table["id"].to_numpy()},
                     range(1000, 2000))  # fmt: skip
+
+
+@pytest.mark.parametrize("compression", ["none", "snappy"])
+def test_overwritten_values_in_a_page_without_a_crc_are_served(group, tmp_path, compression):
+    """What the README says no reader can catch without a page CRC: 16 bytes overwritten in
+    the middle of a page's values, uncompressed or inside a snappy literal (the page still
+    decompresses to the size its header gives), are served as data, as pyarrow reads them."""
+    ds = tmp_path / "nocrc"
+    table = random_values_file(ds, compression, crc=False)
+    servekit.flip_middle_of_chunk(ds / "data.parquet", 1, "v")
+    cfg = config(tmp_path / "c.yaml", ds, batch_size=100, shuffle=IN_ORDER,
+                 outputs={"v": {"columns": "v", "dtype": "float64"}, "id": "id"})  # fmt: skip
+    t = read_all(group, cfg).tensors
+    assert np.array_equal(t["id"], np.arange(3000))
+    changed = np.flatnonzero(t["v"] != table["v"].to_numpy())
+    assert 2 <= len(changed) <= 3 and all(1000 <= i < 2000 for i in changed), changed
+    as_pyarrow_reads = pq.read_table(ds / "data.parquet")["v"].to_numpy()
+    assert np.array_equal(t["v"], as_pyarrow_reads, equal_nan=True)
 
 
 def test_empty_directory(group, tmp_path):

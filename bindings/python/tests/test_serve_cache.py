@@ -66,7 +66,7 @@ STARTUP_RE = re.compile(
 )
 STATUS_RE = re.compile(
     r"^serve: \d+ rows/s [\d.]+ MB/s decode (?P<decode>\d+) rows/s \| cache hit (?P<hit>\d+) "
-    r"miss (?P<miss>\d+) (?P<bytes>.+?) evict (?P<evict>\d+)",
+    r"miss (?P<miss>\d+) served (?P<bytes>.+?) evict (?P<evict>\d+)",
     re.M,
 )
 CLOSING_RE = re.compile(
