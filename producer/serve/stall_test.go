@@ -23,24 +23,24 @@ func TestWorkerThreadsAreToldApartByTheirCPU(t *testing.T) {
 	}
 	defer r.Close()
 	defer w.Close()
-	tids := make(chan int, 2)
+	waitingTid, busyTid := make(chan int, 1), make(chan int, 1)
 	var stop atomic.Bool
 	go func() { // blocked in a read
 		runtime.LockOSThread()
-		tids <- unix.Gettid()
+		waitingTid <- unix.Gettid()
 		var b [1]byte
 		r.Read(b[:])
 	}()
 	go func() { // busy
 		runtime.LockOSThread()
-		tids <- unix.Gettid()
+		busyTid <- unix.Gettid()
 		x := 0
 		for !stop.Load() {
 			x++
 		}
 		_ = x
 	}()
-	waiting, busy := <-tids, <-tids
+	waiting, busy := <-waitingTid, <-busyTid
 	defer stop.Store(true)
 	ex := &explainer{cpu: map[int]cpuSample{}}
 	start := time.Now()
@@ -63,14 +63,15 @@ func TestDecodeNotes(t *testing.T) {
 	s.windows = newWindows(newQueue(), nil, 4, func(windowKey) (uint64, uint64) { return 0, 0 }, func() uint64 { return 0 })
 	key := windowKey{epoch: 1, part: 0, index: 2}
 	s.windows.entries[key] = &window{key: key, plan: plan.Window{RowGroups: []int{0, 1, 2}}, pending: 3, ready: make(chan struct{})}
-	s.workers.add(-1)
+	s.workers.add()
 	ex := &explainer{cpu: map[int]cpuSample{}}
 	now := time.Now()
 	if got := s.decodeNote(ex, key, now); !strings.Contains(got, "its next window's 3 row groups wait in the decode queue: decoding is the slower side (1 worker, all busy)") {
 		t.Errorf("queued: %q", got)
 	}
-	w := s.workers.add(-2)
+	w := s.workers.add()
 	w.begin(task{w: s.windows.entries[key], rg: 1})
+	w.tid = -2 // no such thread: what the explainer knows of it is set below
 	if got := s.decodeNote(ex, key, time.Now()); !strings.Contains(got, "decoding its next window (3 of 3 row groups left, 1 worker on it)") {
 		t.Errorf("being decoded: %q", got)
 	}

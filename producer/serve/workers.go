@@ -2,10 +2,7 @@ package serve
 
 import (
 	"context"
-	"runtime"
 	"sync"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/shmloader/shmloader/producer/dataset"
 )
@@ -86,10 +83,7 @@ func (q *queue) stop() {
 
 // worker decodes tasks until the queue stops.
 func (s *server) worker(ctx context.Context) {
-	// One thread for the worker's life: stall notes read its state and CPU time.
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	st := s.workers.add(unix.Gettid())
+	st := s.workers.add()
 	readers := newReaders(s.src.ds)
 	readers.pages = newPageWork(len(s.src.outputs))
 	defer readers.close()

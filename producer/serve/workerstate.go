@@ -7,16 +7,19 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // What each decode worker is doing, for stall notes: the row group it decodes, since
-// when, and its OS thread (whose state and CPU time /proc tells, so that a note can say
-// whether a slow row group waits for storage or for the CPU).
+// when, and the OS thread it began on (whose state and CPU time /proc tells, so that a
+// note can say whether a slow row group waits for storage or for the CPU). Workers are
+// not locked to their threads: a locked goroutine costs a thread hand-off at every wait,
+// and a goroutine blocked in a read stays on its thread anyway.
 
 type workerState struct {
-	tid int // the worker's OS thread (it is locked to it)
-
 	mu    sync.Mutex
+	tid   int // the OS thread the task began on: a goroutine in a read stays on it
 	busy  bool
 	key   windowKey
 	rg    int
@@ -28,8 +31,8 @@ type workerStates struct {
 	all []*workerState
 }
 
-func (ws *workerStates) add(tid int) *workerState {
-	w := &workerState{tid: tid}
+func (ws *workerStates) add() *workerState {
+	w := &workerState{}
 	ws.mu.Lock()
 	ws.all = append(ws.all, w)
 	ws.mu.Unlock()
@@ -37,8 +40,9 @@ func (ws *workerStates) add(tid int) *workerState {
 }
 
 func (w *workerState) begin(t task) {
+	tid := unix.Gettid()
 	w.mu.Lock()
-	w.busy, w.key, w.rg, w.since = true, t.w.key, t.rg, time.Now()
+	w.busy, w.key, w.rg, w.since, w.tid = true, t.w.key, t.rg, time.Now(), tid
 	w.mu.Unlock()
 }
 
@@ -76,13 +80,17 @@ func (ws *workerStates) on(key windowKey) []busyWorker {
 	return out
 }
 
-// threads are the workers' OS threads.
+// threads are the OS threads of the workers' current tasks.
 func (ws *workerStates) threads() []int {
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
-	out := make([]int, len(ws.all))
-	for i, w := range ws.all {
-		out[i] = w.tid
+	var out []int
+	for _, w := range ws.all {
+		w.mu.Lock()
+		if w.busy {
+			out = append(out, w.tid)
+		}
+		w.mu.Unlock()
 	}
 	return out
 }
