@@ -14,6 +14,7 @@ import (
 
 	"github.com/shmloader/shmloader/consumer"
 	"github.com/shmloader/shmloader/producer/config"
+	"github.com/shmloader/shmloader/ring"
 )
 
 // Many ranks over one-row-group windows keep the window cache full of windows being
@@ -124,6 +125,10 @@ func wantRank1GivenUp(t *testing.T, err error, since time.Time) {
 	t.Helper()
 	if err == nil || !strings.Contains(err.Error(), "rank 1") || !strings.Contains(err.Error(), "drain-timeout") {
 		t.Fatalf("serve returned %v, want an error naming rank 1 and --drain-timeout", err)
+	}
+	var e *Ended
+	if !errors.As(err, &e) || e.Kind != ring.StopAbandoned || e.Clean() {
+		t.Fatalf("serve returned %v, want an Ended of kind abandoned (every trainer is told so), not a clean end", err)
 	}
 	if d := time.Since(since); d > 15*time.Second {
 		t.Fatalf("serve took %v to give up", d)
