@@ -27,16 +27,9 @@ func runClean(args []string, stdout, stderr io.Writer) error {
 			"served by a live producer and was left alone (the other JOBs were cleaned).\n\n", exitLiveJob)
 		printFlags(fs)
 	}
-	// Flags may come before or after the JOBs.
-	var jobs []string
-	for {
-		if err := parseFlags(fs, args, stdout, stderr); err != nil {
-			return err
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		jobs, args = append(jobs, fs.Arg(0)), fs.Args()[1:]
+	jobs, err := parseInterspersed(fs, args, stdout, stderr) // flags before or after the JOBs
+	if err != nil {
+		return err
 	}
 	for _, job := range jobs {
 		if err := shm.ValidateJob(job); err != nil {

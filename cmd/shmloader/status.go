@@ -51,16 +51,9 @@ func runStatus(args []string, stdout, stderr io.Writer) error {
 			"A JOB without a live producer exits 1, saying what a dead one left.\n\n")
 		printFlags(fs)
 	}
-	// Flags may come before or after JOB.
-	var pos []string
-	for {
-		if err := parseFlags(fs, args, stdout, stderr); err != nil {
-			return err
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		pos, args = append(pos, fs.Arg(0)), fs.Args()[1:]
+	pos, err := parseInterspersed(fs, args, stdout, stderr) // flags before or after JOB
+	if err != nil {
+		return err
 	}
 	if len(pos) > 1 {
 		fs.Usage()
