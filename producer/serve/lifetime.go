@@ -53,7 +53,13 @@ func stopReason(runCtx context.Context) *Ended {
 type lifetime struct {
 	start     time.Time // the rings appeared
 	idleSince time.Time // every trainer gone since then (zero: one is attached, or a rank never had one)
+	announced bool      // the countdown was logged
 }
+
+// announceAfter is how long every trainer must have been gone before serve says the job
+// may be ending: at a normal end a rank's last trainer detaches some milliseconds
+// before its loop finishes.
+const announceAfter = time.Second
 
 // check returns why the job is over now, or nil.
 func (s *server) checkLifetime(lt *lifetime, now time.Time) *Ended {
@@ -73,10 +79,10 @@ func (s *server) checkLifetime(lt *lifetime, now time.Time) *Ended {
 		}
 	}
 	if attached || len(never) > 0 || finished == len(s.prods) {
-		if !lt.idleSince.IsZero() {
+		if lt.announced {
 			s.logf("a trainer attached again: serving on")
 		}
-		lt.idleSince = time.Time{}
+		lt.idleSince, lt.announced = time.Time{}, false
 	}
 	if g := s.cfg.StartGrace; len(never) > 0 && g > 0 && now.Sub(lt.start) >= g {
 		return &Ended{Kind: ring.StopUnattached, Reason: fmt.Sprintf("%s never had a trainer within %v of the start (start_grace, --start-grace): "+
@@ -87,11 +93,13 @@ func (s *server) checkLifetime(lt *lifetime, now time.Time) *Ended {
 	}
 	if lt.idleSince.IsZero() {
 		lt.idleSince = now
-		if g := s.cfg.DetachGrace; g > 0 {
-			s.logf("every trainer has detached (%s); the job ends in %v unless one attaches (detach_grace)", s.positions(), g)
-		}
 	}
-	if g := s.cfg.DetachGrace; g > 0 && now.Sub(lt.idleSince) >= g {
+	g := s.cfg.DetachGrace
+	if !lt.announced && g > announceAfter && now.Sub(lt.idleSince) >= announceAfter {
+		lt.announced = true
+		s.logf("every trainer has detached (%s); the job ends in %v unless one attaches (detach_grace)", s.positions(), g-announceAfter)
+	}
+	if g > 0 && now.Sub(lt.idleSince) >= g {
 		return &Ended{Kind: ring.StopIdle, Reason: fmt.Sprintf("the job is over: every trainer detached (%s) and none attached within %v (detach_grace)", s.positions(), g)}
 	}
 	return nil

@@ -60,8 +60,19 @@ def test_trainer_that_stops_early_ends_serve_after_the_grace(group, gen_dataset,
     left = time.monotonic()
     exited = exited_clean(serve, shm_dir, timeout=30)
     assert 1.5 <= exited - left <= 8, f"serve ended {exited - left:.1f} s after the trainer, grace 2 s"
+    assert "every trainer has detached (rank 0 at epoch 0 step 5 of 40); the job ends in 1s unless" in serve.stderr
     assert "the job is over: every trainer detached (rank 0 at epoch 0 step 5 of 40)" in serve.stderr, serve.stderr
     assert "none attached within 2s (detach_grace)" in serve.stderr, serve.stderr
+
+
+def test_a_job_read_to_its_end_says_nothing_of_detaching(group, gen_dataset, tmp_path, shm_dir):
+    """At the normal end the trainers detach a moment before serve finishes: no countdown."""
+    job = new_job("end")
+    serve = group.serve(config(tmp_path, gen_dataset, "end", epochs=2, ranks=2), job)
+    for res in [group.consume(job, r, f"r{r}", "--keep", "none") for r in range(2)]:
+        assert res.result(timeout=30).end == "stream_end"
+    exited_clean(serve, shm_dir, timeout=20)
+    assert "detached" not in serve.stderr and "the job is over" not in serve.stderr, serve.stderr
 
 
 def test_a_trainer_that_comes_back_within_the_grace_keeps_serve(group, gen_dataset, tmp_path, shm_dir):
