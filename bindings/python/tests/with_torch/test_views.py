@@ -6,6 +6,8 @@ released) or fail with a clear error (without)."""
 
 from __future__ import annotations
 
+import gc
+import time
 import uuid
 from pathlib import Path
 
@@ -272,3 +274,35 @@ def test_pinned_slots_go_back_after_the_queued_copies(group, gen_dataset: Path, 
         third.release()
         for _ in loader:
             pass
+
+
+def test_dataset_with_block_ends_the_job(group, gen_dataset: Path, tmp_path: Path, shm_dir: Path) -> None:
+    """Training stopped early inside `with slt.Dataset(...)`: leaving the block cleanly
+    says the job is done, and serve ends at once (exit 0); leaving it on an exception
+    only closes, so serve waits for a restarted trainer."""
+    cfg = servekit.write_config(tmp_path / "d.yaml", dataset=str(gen_dataset), batch_size=1000,
+                                epochs=0, ranks=1, outputs=OUTPUTS)  # fmt: skip
+    job = "dw-" + uuid.uuid4().hex[:12]
+    serve = group.serve(cfg, job)
+
+    def diverge() -> str:
+        try:
+            with slt.Dataset(job, dir=shm_dir, timeout=20, batch_timeout=20) as ds:
+                for step, _ in enumerate(torch.utils.data.DataLoader(ds, batch_size=None)):
+                    if step == 3:
+                        raise RuntimeError("loss diverged")
+        except RuntimeError as exc:
+            return str(exc)  # the frames holding the last batch go with the traceback
+        return "no exception"
+
+    assert diverge() == "loss diverged"
+    gc.collect()
+    time.sleep(1)
+    assert serve.running(), "an exception in the block must not end the job"
+    with slt.Dataset(job, dir=shm_dir, timeout=20, batch_timeout=20) as ds:
+        for step, _ in enumerate(torch.utils.data.DataLoader(ds, batch_size=None)):
+            if step == 5:
+                break  # max steps
+    assert serve.wait(timeout=10) == 0, serve.describe()
+    assert "the job is done: rank 0's trainer said so" in serve.stderr
+    assert servekit.segments(shm_dir) == []
