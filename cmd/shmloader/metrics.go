@@ -13,7 +13,8 @@ import (
 )
 
 // Metrics of a running serve, in the Prometheus text format at /metrics. Every series
-// of a ring has the labels job and rank; the others job. README "Metrics" lists them.
+// of a ring has the labels job and rank; the others job. docs/operations.md "Metrics"
+// lists them.
 type metric struct {
 	name, kind, help string
 	ring             func(r serve.RingSnapshot) float64 // per ring, or

@@ -95,7 +95,7 @@ OUTPUTS: dict[str, Any] = {
 }
 
 # The documented bounds each wait is held to.
-DETECT_S = 2.0  # a dead producer is reported to trainers (README: "within about 0.1 s")
+DETECT_S = 2.0  # a dead producer is reported to trainers (RELIABILITY.md: "within about 0.1 s")
 BATCH_TIMEOUT_S = 3.0  # the trainers' batch_timeout here
 DRAIN_TIMEOUT_S = 4.0  # serve --drain-timeout here
 ATTACH_TIMEOUT_S = 60.0  # the trainers' attach timeout: serve may restart meanwhile

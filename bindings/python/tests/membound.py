@@ -45,7 +45,7 @@ DEMO_FILES = 8  # the same
 RANKS = 2
 MIB = 1 << 20
 # Beyond rings and windows: the Go heap (footers, plan, each decode worker's chunk and
-# page buffers), which the collector lets grow to twice what is live (README, "Memory").
+# page buffers), which the collector lets grow to twice what is live (docs/serving.md, "Memory").
 BASE = 128 * MIB
 PER_WORKER = 96 * MIB  # for row groups like the demo's: 16,384 rows, about 8 MB compressed
 FLAT = (16 * MIB, 0.05)  # bytes or share: what "flat" allows within a run

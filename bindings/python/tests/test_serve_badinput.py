@@ -207,9 +207,10 @@ def test_flipped_bytes_in_a_page_with_a_standard_page_crc(group, tmp_path, compr
 
 @pytest.mark.parametrize("compression", ["none", "snappy"])
 def test_overwritten_values_in_a_page_without_a_crc_are_served(group, tmp_path, compression):
-    """What the README says no reader can catch without a page CRC: 16 bytes overwritten in
-    the middle of a page's values, uncompressed or inside a snappy literal (the page still
-    decompresses to the size its header gives), are served as data, as pyarrow reads them."""
+    """What docs/serving.md says no reader can catch without a page CRC: 16 bytes
+    overwritten in the middle of a page's values, uncompressed or inside a snappy literal
+    (the page still decompresses to the size its header gives), are served as data, as
+    pyarrow reads them."""
     ds = tmp_path / "nocrc"
     table = random_values_file(ds, compression, crc=False)
     servekit.flip_middle_of_chunk(ds / "data.parquet", 1, "v")
