@@ -23,9 +23,28 @@ import (
 // root is the directory under which the files' hive-style key=value folders name
 // partition columns: the directory itself, or for a glob the folders before its first
 // element with metacharacters; "" for a single file.
+// urlScheme is the scheme of a dataset named by a URL (s3://bucket/path), if it is one:
+// letters, digits, +, - and . before "://".
+func urlScheme(pattern string) (string, bool) {
+	scheme, _, ok := strings.Cut(pattern, "://")
+	if !ok || scheme == "" {
+		return "", false
+	}
+	for _, r := range scheme {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '+' || r == '-' || r == '.') {
+			return "", false
+		}
+	}
+	return scheme, true
+}
+
 func listFiles(pattern string) (files []string, root string, err error) {
 	if pattern == "" {
 		return nil, "", &Error{Op: "open", Path: pattern, RowGroup: -1, Err: kindf(ErrNoFiles, "empty dataset path")}
+	}
+	if scheme, ok := urlScheme(pattern); ok {
+		return nil, "", &Error{Op: "open", Path: pattern, RowGroup: -1, Err: fmt.Errorf("%s:// URLs are not read yet: "+
+			"this shmloader reads local files only (a local disk or a mounted file system); copy or mount the data there", scheme)}
 	}
 	var paths []string
 	if strings.ContainsAny(pattern, "*?[") {

@@ -20,6 +20,8 @@ import shlex
 import stat
 from dataclasses import dataclass
 
+from . import _lib
+
 # Not exposed by every Python's fcntl module; the value is Linux's (asm-generic/fcntl.h).
 _F_OFD_GETLK: int = getattr(fcntl, "F_OFD_GETLK", 36)
 
@@ -212,7 +214,9 @@ def _probe(path: str) -> tuple[bool, int | None]:
 
 
 _MAGIC = b"SHMLRING"
-_VERSION = 3  # ring/PROTOCOL.md "Segment layout": the offsets read below are version 3's
+# ring/PROTOCOL.md "Segment layout": magic, version, rank, producer_pid and job at the
+# offsets read below, which versions 3 and 4 share; another version is not read.
+_VERSION = _lib.PROTOCOL_VERSION
 
 
 def _segment(path: str, job: str, rank: int) -> tuple[bool, int | None]:

@@ -87,3 +87,24 @@ def test_attach_in_an_empty_directory_says_nothing_is_served(shm_dir, library):
     text = str(info.value)
     assert f"no live producer for job 'train' in {shm_dir} after 0.2 s" in text, text
     assert f"no job is being served in {shm_dir}" in text, text
+
+
+def test_a_dead_producers_pid_is_read_from_its_segment_header(shm_dir, job):
+    """With no pid in a lock file, the segment header of this protocol version names it;
+    a header of another version is not read."""
+    from shmloader import _jobs, _lib
+
+    def header(version: int) -> bytes:
+        h = bytearray(4096)
+        h[:8] = b"SHMLRING"
+        h[8:12] = version.to_bytes(4, "little")
+        h[44:48] = (0).to_bytes(4, "little")  # rank 0
+        h[52:56] = (4242).to_bytes(4, "little")  # producer_pid
+        h[80 : 80 + len(job)] = job.encode()
+        return bytes(h)
+
+    path = shm_dir / f"shmloader-{os.getuid()}-{job}-r0"
+    path.write_bytes(header(_lib.PROTOCOL_VERSION))
+    assert _jobs._segment(str(path), job, 0) == (False, 4242)
+    path.write_bytes(header(_lib.PROTOCOL_VERSION - 1))
+    assert _jobs._segment(str(path), job, 0) == (False, None)
