@@ -180,8 +180,8 @@ func (c *Consumer) Seek(epoch, step uint64) error {
 	return nil
 }
 
-// Done tells the producer that the job is done: it stops at once (shml_done). Every
-// rank's consumer then gets ErrProducerGone, with the reason, after what was published.
+// Done tells the producer that the job is done (shml_done): it stops as soon as no
+// consumer reads any more.
 func (c *Consumer) Done() error {
 	if c.r == nil {
 		return ErrClosed

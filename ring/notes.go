@@ -35,7 +35,8 @@ func (p *Producer) SetStall(note string) {
 // Done reports whether a consumer has said the job is done (shml_done).
 func (p *Producer) Done() bool { return p.h.ConsDone.Load() != 0 }
 
-// Done tells the producer that the job is done (shml_done): it stops every ring.
+// Done tells the producer that the job is done (shml_done): it stops every ring once no
+// consumer reads any more.
 func (r *Reader) Done() {
 	r.h.ConsDone.Store(1) // [DONE]
 	r.h.TailBell.Add(1)   // the producer may sleep on a full ring

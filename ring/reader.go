@@ -51,6 +51,7 @@ func NewReader(mem []byte, g *Geometry, alive func() error) (*Reader, error) {
 	}
 	r.gen = s / 2
 	h.ConsumerPID.Store(uint32(os.Getpid()))
+	h.ConsDone.Store(0) // [DONE] a new consumer of the rank reads: its predecessor's done is not its
 	r.w = waiter{bell: &h.HeadBell, waiting: &h.ConsWaiting, check: func() error {
 		switch st := h.State.Load(); st { // [STATE] acquire
 		case 0, StateRunning:

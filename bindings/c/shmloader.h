@@ -166,10 +166,10 @@ int shml_seek(shml_consumer *c, uint64_t epoch, uint64_t step);
  * (producer/plan/doc.go). */
 int shml_seek_base(shml_consumer *c, uint64_t epoch, uint64_t step, uint64_t base);
 
-/* Tell the producer the job is done: it stops at once, removes its segments and exits 0
- * (shmloader serve). Every other rank's trainer then gets SHML_EGONE after what was
- * published, with SHML_STOP_DONE from shml_stop_reason, so call it once training is over
- * for every rank (after a barrier, or from one rank at the end). */
+/* Tell the producer the job is done (training stopped before the end of the stream): it
+ * stops as soon as no trainer reads any more, removes its segments and exits 0
+ * (shmloader serve); a rank whose trainer still reads is never cut off, and no grace is
+ * waited once the last one detaches. Each rank may say it at its end. */
 int shml_done(shml_consumer *c);
 
 /* Why the producer stopped, in its own words: the error that ended it (naming the file,

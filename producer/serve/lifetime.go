@@ -47,13 +47,16 @@ func stopReason(runCtx context.Context) *Ended {
 }
 
 // lifetime decides when the job is over besides its last epoch (RELIABILITY.md, "Waits
-// and their bounds"): a trainer said so; every rank's trainer detached and none came back
-// within the detach grace; or a rank had no trainer within the start grace. Only the
-// trainer watcher uses it.
+// and their bounds"): a trainer said so, and no trainer reads any more (one rank's done
+// never cuts off a rank still reading); every trainer that came detached and none came
+// back within the detach grace; or a rank had no trainer within the start grace. Only
+// the trainer watcher uses it.
 type lifetime struct {
-	start     time.Time // the rings appeared
-	idleSince time.Time // every trainer gone since then (zero: one is attached, or a rank never had one)
-	announced bool      // the countdown was logged
+	start      time.Time // the rings appeared
+	idleSince  time.Time // every trainer gone since then (zero: one is attached, or none came yet)
+	announced  bool      // the idle countdown was logged
+	doneNoted  bool      // a done waiting for other trainers was logged
+	startNoted bool      // ranks still without a trainer were logged
 }
 
 // announceAfter is how long every trainer must have been gone before serve says the job
@@ -61,35 +64,61 @@ type lifetime struct {
 // before its loop finishes.
 const announceAfter = time.Second
 
-// check returns why the job is over now, or nil.
+// startNote is when serve says which ranks have no trainer yet (at most half the grace).
+const startNote = 30 * time.Second
+
+// checkLifetime returns why the job is over now, or nil.
 func (s *server) checkLifetime(lt *lifetime, now time.Time) *Ended {
-	var never []int
-	attached, finished := false, 0
+	var never, said, on []int
+	came, finished := false, 0
 	for r, p := range s.prods {
 		if p.Done() {
-			return &Ended{Kind: ring.StopDone, Reason: fmt.Sprintf("the job is done: rank %d's trainer said so (loader.close(done=True))", r)}
+			said = append(said, r)
 		}
 		switch {
 		case s.stats.rank(r).done.Load():
 			finished++
-		case s.trainer[r].Load():
-			attached = true
-		case !s.attachedOnce(r):
+			came = true
+		case s.trainer[r].Load() && !p.Done(): // one that said done reads no more, though views may hold its lock
+			on = append(on, r)
+		case s.attachedOnce(r):
+			came = true
+		default:
 			never = append(never, r)
 		}
 	}
-	if attached || len(never) > 0 || finished == len(s.prods) {
+	if finished == len(s.prods) {
+		return nil // the run is ending by itself
+	}
+	if len(said) > 0 {
+		if len(on) == 0 {
+			return &Ended{Kind: ring.StopDone, Reason: fmt.Sprintf("the job is done: %s's trainer said so", ranksText(said))}
+		}
+		if !lt.doneNoted {
+			lt.doneNoted = true
+			s.logf("%s's trainer says the job is done: it ends once %s's trainer detaches", ranksText(said), ranksText(on))
+		}
+	}
+	idle := len(on) == 0 && came // every trainer that came has left
+	if !idle {
 		if lt.announced {
 			s.logf("a trainer attached again: serving on")
 		}
 		lt.idleSince, lt.announced = time.Time{}, false
 	}
-	if g := s.cfg.StartGrace; len(never) > 0 && g > 0 && now.Sub(lt.start) >= g {
-		return &Ended{Kind: ring.StopUnattached, Reason: fmt.Sprintf("%s never had a trainer within %v of the start (start_grace, --start-grace): "+
-			"start one trainer per rank (ranks: %d), or serve as many ranks as there are trainers", ranksText(never), g, s.cfg.Ranks)}
+	if g := s.cfg.StartGrace; len(never) > 0 && g > 0 {
+		waited := now.Sub(lt.start)
+		if waited >= g {
+			return &Ended{Kind: ring.StopUnattached, Reason: fmt.Sprintf("%s never had a trainer within %v of the start (start_grace, --start-grace): "+
+				"start one trainer per rank (ranks: %d), or serve as many ranks as there are trainers", ranksText(never), g, s.cfg.Ranks)}
+		}
+		if !lt.startNoted && waited >= min(startNote, g/2) {
+			lt.startNoted = true
+			s.logf("%s has no trainer yet; serve exits in %v unless one attaches (start_grace)", ranksText(never), (g - waited).Round(time.Second))
+		}
 	}
-	if attached || len(never) > 0 || finished == len(s.prods) {
-		return nil // a trainer is on, one may still come, or the run is ending by itself
+	if !idle {
+		return nil
 	}
 	if lt.idleSince.IsZero() {
 		lt.idleSince = now
@@ -99,10 +128,14 @@ func (s *server) checkLifetime(lt *lifetime, now time.Time) *Ended {
 		lt.announced = true
 		s.logf("every trainer has detached (%s); the job ends in %v unless one attaches (detach_grace)", s.positions(), g-announceAfter)
 	}
-	if g > 0 && now.Sub(lt.idleSince) >= g {
-		return &Ended{Kind: ring.StopIdle, Reason: fmt.Sprintf("the job is over: every trainer detached (%s) and none attached within %v (detach_grace)", s.positions(), g)}
+	if g <= 0 || now.Sub(lt.idleSince) < g {
+		return nil
 	}
-	return nil
+	if len(never) > 0 {
+		return &Ended{Kind: ring.StopUnattached, Reason: fmt.Sprintf("%s never had a trainer, and every other trainer detached (%s) and none attached within %v (detach_grace): "+
+			"start one trainer per rank (ranks: %d), or serve as many ranks as there are trainers", ranksText(never), s.positions(), g, s.cfg.Ranks)}
+	}
+	return &Ended{Kind: ring.StopIdle, Reason: fmt.Sprintf("the job is over: every trainer detached (%s) and none attached within %v (detach_grace)", s.positions(), g)}
 }
 
 // attachedOnce: a trainer has come to rank r since serve started. One counts even if it
@@ -118,8 +151,12 @@ func (s *server) positions() string {
 	parts := make([]string, len(s.prods))
 	for r, p := range s.prods {
 		k := p.Counters()
-		if s.stats.rank(r).done.Load() {
+		switch {
+		case s.stats.rank(r).done.Load():
 			parts[r] = fmt.Sprintf("rank %d read its whole stream", r)
+			continue
+		case !s.attachedOnce(r):
+			parts[r] = fmt.Sprintf("rank %d never had one", r)
 			continue
 		}
 		parts[r] = fmt.Sprintf("rank %d at epoch %d step %d of %d", r, k.ConsEpoch, k.ConsStep, s.plan.Steps(r))

@@ -75,8 +75,9 @@ func wantEnded(t *testing.T, done chan error, within time.Duration, kind uint32,
 	return nil
 }
 
-// A trainer's done ends the job at once; the other rank's trainer gets the reason.
-func TestDoneEndsTheJob(t *testing.T) {
+// A trainer's done ends the job once no trainer reads any more: a rank still reading is
+// never cut off, and the job ends at once when it detaches (no grace).
+func TestDoneEndsTheJobOnceNoTrainerReads(t *testing.T) {
 	cfg := testConfig(t)
 	cfg.Ranks, cfg.Epochs = 2, 0
 	dir, done := runAsync(t, cfg)
@@ -86,22 +87,36 @@ func TestDoneEndsTheJob(t *testing.T) {
 	if err := c0.Done(); err != nil {
 		t.Fatal(err)
 	}
-	e := wantEnded(t, done, 5*time.Second, ring.StopDone, "rank 0's trainer said so")
+	c0.Close()
+	readN(t, c1, 20) // rank 1 reads on, well past what its ring held
+	select {
+	case err := <-done:
+		t.Fatalf("serve ended under a trainer still reading: %v", err)
+	default:
+	}
+	c1.Close()
+	left := time.Now()
+	e := wantEnded(t, done, 5*time.Second, ring.StopDone, "the job is done: rank 0's trainer said so")
 	if !e.Clean() {
 		t.Fatal("done is a clean end")
 	}
-	for {
-		b, err := c1.Next(5 * time.Second)
-		if err == nil || errors.Is(err, consumer.ErrEndOfEpoch) {
-			if err == nil {
-				c1.Release(b)
-			}
-			continue
-		}
-		if !errors.Is(err, consumer.ErrProducerGone) || !strings.Contains(err.Error(), "the job is done") {
-			t.Fatalf("rank 1 got %v, want ErrProducerGone saying the job is done", err)
-		}
-		break
+	if d := time.Since(left); d > time.Second {
+		t.Fatalf("ended %v after the last trainer left: done waits for no grace", d)
+	}
+}
+
+// A rank no trainer came to does not keep a job alive whose other trainers all left:
+// the detach grace ends it, naming the rank (exit 1, not a clean end).
+func TestARankNeverAttachedAndTheOthersGoneEndsTheJobAfterTheDetachGrace(t *testing.T) {
+	cfg := testConfig(t)
+	cfg.Ranks, cfg.Epochs, cfg.DetachGrace = 2, 0, 400*time.Millisecond
+	dir, done := runAsync(t, cfg)
+	c0 := attachRank(t, cfg, dir, 0)
+	readN(t, c0, 2)
+	c0.Close()
+	e := wantEnded(t, done, 5*time.Second, ring.StopUnattached, "rank 1 never had a trainer", "rank 0 at epoch 0 step 2", "detach_grace")
+	if e.Clean() {
+		t.Fatal("a rank that never had a trainer is a failure")
 	}
 }
 

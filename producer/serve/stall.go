@@ -133,8 +133,8 @@ func (s *server) explain(ex *explainer, now time.Time) {
 // why is rank r's stall note: "" unless it has waited for its next batch for stallAfter.
 func (s *server) why(ex *explainer, r int, now time.Time) string {
 	kind, since, key := s.waits[r].get()
-	if kind == waitNone || now.Sub(since) < stallAfter {
-		return ""
+	if kind == waitNone || now.Sub(since) < stallAfter || !s.trainer[r].Load() {
+		return "" // nobody to tell: a trainer that attaches reads the note a second later
 	}
 	if kind == waitDecode {
 		return fmt.Sprintf("rank %d waits: %s", r, s.decodeNote(ex, key, now))

@@ -107,6 +107,8 @@ static int adopt(shml_consumer *c) {
   uint64_t head = __atomic_load_n(&h->head, __ATOMIC_ACQUIRE); /* [PUB] */
   if (c->tail > head || head - c->tail > c->g.slot_count) return SHML_ECORRUPT;
   __atomic_store_n(&h->consumer_pid, (int32_t)getpid(), __ATOMIC_RELAXED);
+  /* A new trainer of the rank reads: a done its predecessor said is not its. [DONE] */
+  __atomic_store_n(&h->cons_done, 0, __ATOMIC_SEQ_CST);
   /* An odd seek_seq is a request its consumer died writing: drop it. */
   uint64_t s = __atomic_load_n(&h->seek_seq, __ATOMIC_SEQ_CST); /* [SEEK] */
   if (s & 1) {

@@ -61,6 +61,12 @@ static void test_stall(struct ctx *x) {
   CHECK_RC(t, shml_done(c), SHML_OK, "shml_done");
   CHECK(t, __atomic_load_n(&p.h->cons_done, __ATOMIC_ACQUIRE) == 1, "sets cons_done [DONE]");
   shml_detach(c);
+  CHECK(t, __atomic_load_n(&p.h->cons_done, __ATOMIC_ACQUIRE) == 1, "detach leaves it set");
+  if (rt_attach(x, "stall", 1000, &c) == SHML_OK) {
+    CHECK(t, __atomic_load_n(&p.h->cons_done, __ATOMIC_ACQUIRE) == 0,
+          "a new consumer of the rank clears it: its predecessor's done is not its");
+    shml_detach(c);
+  }
   fp_close(&p, 1);
 }
 

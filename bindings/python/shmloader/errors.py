@@ -102,7 +102,8 @@ class ProducerGone(ShmloaderError):
 
     ``stop`` says why: ``"error"`` (``reason`` is the error, naming the file, row group
     and column, and what to do), ``"signal"`` (SIGTERM or SIGINT, or its launcher went
-    away), ``"done"`` (a trainer said the job is done: ``loader.close(done=True)``),
+    away), ``"done"`` (a trainer said the job is done, ``loader.close(done=True)``, and no trainer
+    was reading),
     ``"idle"`` (every trainer had detached and none came back in time),
     ``"abandoned"`` (a rank's trainer left and none came back within
     ``--drain-timeout``), ``"unattached"`` (a rank never had a trainer within
@@ -274,4 +275,6 @@ def _stopped(stop: str, reason: str | None, job: str | None) -> str:
             f"segments, and `{clean}` removes them"
         )
     head = _STOPPED.get(stop, "the producer stopped")
-    return f"{head}: {reason}" if reason else head
+    if not reason:
+        return head
+    return reason if reason.startswith(head) else f"{head}: {reason}"

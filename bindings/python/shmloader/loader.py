@@ -704,12 +704,12 @@ class Loader:
         end of the stream is read first, so serve can finish while views remain.
 
         ``done=True`` also tells the producer that the job is done (training stopped
-        before the stream's end: a max-steps limit, an early stop): serve stops at once,
-        removes its segments and exits 0, and every other rank's next batch wait ends
-        with :class:`ProducerGone` (``stop == "done"``) after what was published. Say it
-        once every rank is done (after a barrier, or from each rank at its end).
-        Without it, serve ends on its own once every trainer has detached and none came
-        back within its ``detach_grace`` (60 s by default).
+        before the stream's end: a max-steps limit, an early stop): serve stops as soon
+        as no trainer reads any more (a rank whose trainer still reads is never cut off,
+        and no grace is waited once the last one detaches), removes its segments and
+        exits 0. Each rank may say it at its end. Without it, serve ends on its own once
+        every trainer has detached and none came back within its ``detach_grace`` (60 s
+        by default).
         """
         if self._ring is not None and self._ring.open and self._ring.pid == os.getpid():
             self.read_end()

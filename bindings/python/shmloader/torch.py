@@ -574,7 +574,7 @@ class Dataset(torch.utils.data.IterableDataset[TorchBatch]):  # type: ignore[mis
 
     def __exit__(self, exc_type: object, *exc: object) -> None:
         """The end of a ``with`` block: training is over if it ended without an
-        exception (``close(done=True)``: serve stops at once); after an exception the
+        exception (``close(done=True)``: serve stops once no trainer reads); after an exception the
         loader is only closed, so that a restarted trainer can resume."""
         self.close(done=exc_type is None)
 

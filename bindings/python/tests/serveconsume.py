@@ -121,6 +121,10 @@ def read(args: argparse.Namespace, rec: Recorder, meta: dict[str, Any]) -> str:
                     continue  # the end of an epoch
                 with batch:
                     rec.add(batch)
+                if args.slow:
+                    time.sleep(args.slow)
+                if args.ready and len(rec.batches) == 1:
+                    open(args.ready, "w").close()
             if args.save_state:
                 with open(args.save_state, "w") as f:
                     json.dump(loader.state_dict(), f)
