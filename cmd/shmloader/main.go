@@ -15,7 +15,9 @@ import (
 	"io"
 	"os"
 	"regexp"
+	"strings"
 
+	"github.com/shmloader/shmloader/producer/config"
 	"github.com/shmloader/shmloader/producer/dataset"
 )
 
@@ -184,7 +186,25 @@ func parseFlags(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) error
 		out = append([]byte(dashFlag(err.Error())+"\n"), out[len(msg):]...)
 	}
 	stderr.Write(out)
+	// Said again under the usage, which would otherwise scroll it away, with the flag
+	// meant where a typo is plausible.
+	fmt.Fprintf(stderr, "shmloader %s: %s%s (--help lists every flag)\n", fs.Name(), dashFlag(err.Error()), flagGuess(fs, err))
 	return usageError{}
+}
+
+// flagGuess is " (did you mean --x?)" for a flag that is not defined but close to one
+// that is.
+func flagGuess(fs *flag.FlagSet, err error) string {
+	name, ok := strings.CutPrefix(err.Error(), "flag provided but not defined: ")
+	if !ok {
+		return ""
+	}
+	var names []string
+	fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+	if best, ok := config.Closest(strings.TrimLeft(name, "-"), names); ok {
+		return fmt.Sprintf(" (did you mean --%s?)", best)
+	}
+	return ""
 }
 
 // printFlags is fs.PrintDefaults with every flag spelled --name, as the README and the

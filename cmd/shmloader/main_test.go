@@ -189,6 +189,9 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"debug-consume", "--rank", "x"}, `invalid value "x" for flag --rank`},
 		{[]string{"clean", "-dir"}, "flag needs an argument: --dir"},
 		{[]string{"status", "--once=maybe"}, `invalid boolean value "maybe" for --once`},
+		// Said again last, under the usage, with the flag meant.
+		{[]string{"serve", "c.yaml", "--batch-sise", "4"}, "\nshmloader serve: flag provided but not defined: --batch-sise (did you mean --batch-size?) (--help lists every flag)\n"},
+		{[]string{"clean", "--dryrun"}, "(did you mean --dry-run?)"},
 	}
 	for _, c := range cases {
 		o := shmloader(t, "", time.Minute, c.args...)

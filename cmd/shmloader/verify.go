@@ -105,10 +105,18 @@ func printVerify(out io.Writer, rep *serve.VerifyReport, rowGroups int, took tim
 		checked = "stopped by a signal: " + checked
 	}
 	found := "nothing damaged"
+	if rep.Uncovered > 0 {
+		found = fmt.Sprintf("nothing damaged that a check can see (%d of %d pages carry no CRC)", rep.Uncovered, rep.Pages)
+	}
 	if n := len(rep.Damaged); n > 0 {
 		found = fmt.Sprintf("%d damaged %s, in %d %s", n, plural(n, "column chunk", "column chunks"), len(files), plural(len(files), "file", "files"))
 	}
 	fmt.Fprintf(out, "\n%s: %s\n", checked, found)
+	if rep.Uncovered > 0 {
+		fmt.Fprintf(out, "note: a page with no CRC (no page CRC, no chunk checksum in the footer) whose values were\n"+
+			"overwritten still decodes, to other values, and no reader can tell; writers can add page\n"+
+			"CRCs (pyarrow: write_page_checksum=True; `shmloader gen` files carry chunk checksums)\n")
+	}
 	for _, r := range remedies {
 		fmt.Fprintf(out, "what to do: %s\n", r)
 	}

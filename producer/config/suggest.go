@@ -8,6 +8,15 @@ import (
 // didYouMean returns ` (did you mean "x"?)` for the candidate closest to word, or "" when
 // none is close enough to be a plausible typo.
 func didYouMean(word string, candidates []string) string {
+	if best, ok := Closest(word, candidates); ok {
+		return fmt.Sprintf(" (did you mean %q?)", best)
+	}
+	return ""
+}
+
+// Closest is the candidate closest to word, if one is close enough to be a plausible
+// typo of it (case and word separators aside): what a "did you mean" names.
+func Closest(word string, candidates []string) (string, bool) {
 	best, bestDist := "", -1
 	for _, c := range candidates {
 		d := editDistance(fold(word), fold(c))
@@ -15,10 +24,7 @@ func didYouMean(word string, candidates []string) string {
 			best, bestDist = c, d
 		}
 	}
-	if bestDist < 0 || bestDist > 1+len(word)/4 {
-		return ""
-	}
-	return fmt.Sprintf(" (did you mean %q?)", best)
+	return best, bestDist >= 0 && bestDist <= 1+len(word)/4
 }
 
 // fold ignores case and word separators, so "BatchSize" and "batch-size" both find

@@ -46,6 +46,9 @@ type File struct {
 	// type this reader does not know, read by their physical type (`shmloader inspect`
 	// shows them).
 	Notes []string
+	// ChunkSums: the footer carries a CRC of every column chunk (files of `shmloader
+	// gen`), so every byte of the file is checked, with or without page CRCs.
+	ChunkSums bool
 
 	footerHash uint64      // FNV-1a of base name, size and raw footer, for Fingerprint
 	footerLen  int64       // the footer's bytes as stored

@@ -72,14 +72,14 @@ func (r *Reader) LocatePage(rg int, name string) error {
 	return nil
 }
 
-// Checked says what ReadRowGroup has verified since the Reader was opened, before
-// arrow-go decoded it: column chunks, their pages and their bytes as stored, those that
-// failed included. (ReadChunks's chunks are not counted: their pages are checked by
-// whoever decodes them.)
-func (r *Reader) Checked() (chunks, pages, bytes int64) {
-	c := &r.src.checked
-	return c.chunks, c.pages, c.bytes
-}
+// Checked counts what ReadRowGroup has verified since the Reader was opened, before
+// arrow-go decoded it: column chunks, their pages (and of those, the ones whose header
+// carries a CRC) and their bytes as stored, those that failed included. (ReadChunks's
+// chunks are not counted: their pages are checked by whoever decodes them.)
+type Checked struct{ Chunks, Pages, CRCPages, Bytes int64 }
+
+// Checked is what ReadRowGroup has verified so far.
+func (r *Reader) Checked() Checked { return r.src.checked }
 
 // leafError names the leaf of a nested column a page error is in.
 type leafError struct {

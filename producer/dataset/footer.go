@@ -79,7 +79,7 @@ func readFile(path string, index int) (f *File, err error) {
 		return fail(err)
 	}
 	f = &File{Path: path, Index: index, Size: size, ModTime: st.ModTime().UnixNano(), ChangeTime: changeTime(st),
-		Notes: notes, footerLen: n, ft: &footer{meta: meta, sums: sums}}
+		Notes: notes, ChunkSums: sums != nil, footerLen: n, ft: &footer{meta: meta, sums: sums}}
 	h := fnv.New64a()
 	fmt.Fprintf(h, "%s\x00%d\x00", filepath.Base(path), size)
 	h.Write(raw)

@@ -76,7 +76,8 @@ func TestCheckedCountsWhatReadRowGroupVerified(t *testing.T) {
 		t.Fatal(err)
 	}
 	release([][]*arrow.Chunked{cols})
-	chunks, pages, bytes := r.Checked()
+	c := r.Checked()
+	chunks, pages, bytes := c.Chunks, c.Pages, c.Bytes
 	var wantBytes int64
 	for _, leaf := range []int{0, 3} {
 		_, n, _ := chunkRange(footerOf(t, d.Files[0]), 1, leaf)
@@ -85,5 +86,12 @@ func TestCheckedCountsWhatReadRowGroupVerified(t *testing.T) {
 	// 500 rows of int64 in pages of about 256 bytes: dozens of pages per column.
 	if chunks != 2 || bytes != wantBytes || pages < 20 {
 		t.Errorf("Checked() = %d chunks, %d pages, %d bytes; want 2 chunks, %d bytes and dozens of pages", chunks, pages, bytes, wantBytes)
+	}
+	if c.CRCPages != 0 || d.Files[0].ChunkSums {
+		t.Errorf("a file without page CRCs or chunk sums: %d pages with a CRC, chunk sums %v", c.CRCPages, d.Files[0].ChunkSums)
+	}
+	with := writeTest(t, t.TempDir(), "b.parquet", 0, 100, writeOpts{rgRows: 50, checksums: true})
+	if d, err := Open(with); err != nil || !d.Files[0].ChunkSums {
+		t.Errorf("a file with chunk sums in its footer: %v", err)
 	}
 }

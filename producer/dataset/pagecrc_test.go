@@ -140,7 +140,7 @@ func TestParsePageHeaderRejectsGarbage(t *testing.T) {
 			t.Errorf("pages.ParseHeader(%x) = %+v, want an error", b, h)
 		}
 	}
-	if _, err := verifyPages([]byte{0x15, 0x00, 0x15, 0x08, 0x15, 0x08, 0x00, 1, 2}, 9, compress.Codecs.Uncompressed, 0); !errors.Is(err, ErrCorrupt) {
+	if _, _, err := verifyPages([]byte{0x15, 0x00, 0x15, 0x08, 0x15, 0x08, 0x00, 1, 2}, 9, compress.Codecs.Uncompressed, 0); !errors.Is(err, ErrCorrupt) {
 		t.Errorf("a body past the chunk: %v", err)
 	}
 }

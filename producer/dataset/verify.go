@@ -22,7 +22,7 @@ type checkedFile struct {
 	read   int64         // bytes read, for tests
 	// checked counts the expected chunks read, their pages walked by verifyPages and
 	// their bytes, failed ones included (Reader.Checked).
-	checked struct{ chunks, pages, bytes int64 }
+	checked Checked
 }
 
 type expectChunk struct {
@@ -47,8 +47,8 @@ func (c *checkedFile) ReadAt(p []byte, off int64) (int, error) {
 		if e.start != off {
 			continue
 		}
-		c.checked.chunks++
-		c.checked.bytes += e.n
+		c.checked.Chunks++
+		c.checked.Bytes += e.n
 		if int64(len(p)) < e.n {
 			// A partial read cannot be verified; refuse rather than decode unchecked bytes.
 			return 0, c.fail(kindf(ErrCorrupt, "column chunk at offset %d read in part (%d of %d bytes): cannot verify", off, len(p), e.n))
@@ -58,8 +58,9 @@ func (c *checkedFile) ReadAt(p []byte, off int64) (int, error) {
 				return 0, c.fail(kindf(ErrChecksum, "column chunk at offset %d: footer CRC %08x, computed %08x", off, e.sum, got))
 			}
 		}
-		walked, verr := verifyPages(p, int(e.n), e.codec, e.total)
-		c.checked.pages += int64(walked)
+		walked, crcs, verr := verifyPages(p, int(e.n), e.codec, e.total)
+		c.checked.Pages += int64(walked)
+		c.checked.CRCPages += int64(crcs)
 		if verr != nil {
 			return 0, c.fail(verr)
 		}

@@ -104,6 +104,10 @@ type VerifyProgress struct {
 type VerifyReport struct {
 	RowGroups            int   // row groups checked in full (not those of a file that could not be opened)
 	Chunks, Pages, Bytes int64 // column chunks checked, their pages and their bytes as stored
+	// Uncovered counts the pages no CRC covers (neither a page CRC nor a chunk checksum in
+	// the footer): a value overwritten in them decodes as another value, and no check
+	// can tell.
+	Uncovered int64
 	// Damaged names every column chunk serve would fail on, by file, row group and
 	// column, with what is wrong (the page, where a check can tell), sorted by file,
 	// row group and then column in the dataset's order, whatever the workers' timing.
@@ -162,6 +166,7 @@ func (v *Verifier) Run(ctx context.Context, workers int, p *VerifyProgress) (*Ve
 			rep.RowGroups += w.rep.RowGroups
 			rep.Chunks += w.rep.Chunks
 			rep.Pages += w.rep.Pages
+			rep.Uncovered += w.rep.Uncovered
 			rep.Bytes += w.rep.Bytes
 			found = append(found, w.found...)
 		})

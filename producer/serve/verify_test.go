@@ -350,3 +350,30 @@ func TestVerifyFindsAValueServeRefuses(t *testing.T) {
 		}
 	}
 }
+
+// Pages no CRC covers are counted: every page of a file with neither page CRCs nor chunk
+// checksums, none of a `shmloader gen` file (its footer checksums every chunk).
+func TestVerifyCountsThePagesNoCRCCovers(t *testing.T) {
+	plain := t.TempDir()
+	writeDecoderTestFile(t, filepath.Join(plain, "a.parquet"), 0, parquet.WithCompression(compress.Codecs.Snappy))
+	for _, c := range []struct {
+		dir       string
+		uncovered func(r *VerifyReport) int64
+	}{
+		{plain, func(r *VerifyReport) int64 { return r.Pages }},
+		{verifyData(t, 4000, 1000), func(*VerifyReport) int64 { return 0 }},
+	} {
+		ds, err := dataset.Open(c.dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, err := NewVerifier(ds, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rep := verifyRun(t, v, 2)
+		if len(rep.Damaged) != 0 || rep.Pages == 0 || rep.Uncovered != c.uncovered(rep) {
+			t.Errorf("%s: %d damaged, %d pages, %d uncovered; want %d uncovered", c.dir, len(rep.Damaged), rep.Pages, rep.Uncovered, c.uncovered(rep))
+		}
+	}
+}

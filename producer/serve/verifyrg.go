@@ -159,13 +159,13 @@ func (c *rgCheck) pageRoad(name string, l dataset.Leaf) {
 // and the outputs not read from pages.
 func (c *rgCheck) arrowRoad(name string) {
 	c.viaAr[name] = true
-	ch, pg, b := c.r.Checked()
+	before := c.r.Checked()
 	cols, err := c.r.ReadRowGroup(c.ctx, c.rg.Index, []string{name})
 	release(cols)
 	if !c.counted[name] {
 		c.counted[name] = true
-		ch1, pg1, b1 := c.r.Checked()
-		c.tally(ch1-ch, pg1-pg, b1-b)
+		after := c.r.Checked()
+		c.tally(after.Chunks-before.Chunks, after.Pages-before.Pages, after.CRCPages-before.CRCPages, after.Bytes-before.Bytes)
 	}
 	if err != nil {
 		c.damaged(name, err)
@@ -179,12 +179,15 @@ func (c *rgCheck) count(name string, data []byte) {
 		return
 	}
 	c.counted[name] = true
-	n, size := int64(0), int64(len(data))
+	n, crcs, size := int64(0), int64(0), int64(len(data))
 	for pos := 0; pos < len(data); n++ {
 		h, err := pages.ParseHeader(data[pos:])
 		if err != nil {
 			n++ // the page at fault
 			break
+		}
+		if h.HasCRC {
+			crcs++
 		}
 		pos += h.Size + h.Compressed
 	}
@@ -197,12 +200,17 @@ func (c *rgCheck) count(name string, data []byte) {
 			}
 		}
 	}
-	c.tally(1, n, size)
+	c.tally(1, n, crcs, size)
 }
 
-func (c *rgCheck) tally(chunks, pages, bytes int64) {
+// tally counts checked chunks, their pages and bytes, and the pages no CRC covers:
+// neither their own nor, in files of `shmloader gen`, their chunk's in the footer.
+func (c *rgCheck) tally(chunks, pages, crcPages, bytes int64) {
 	c.rep.Chunks += chunks
 	c.rep.Pages += pages
+	if !c.rg.File.ChunkSums {
+		c.rep.Uncovered += pages - crcPages
+	}
 	c.rep.Bytes += bytes
 	c.p.Bytes.Add(bytes)
 }

@@ -879,24 +879,24 @@ def attach(
         # keep waiting while time is left.
         retry = rc in (_lib.ETIMEOUT, _lib.EGONE)
         if not retry or (deadline is not None and time.monotonic() >= deadline):
-            detail = ""
+            text = _lib.strerror(rc)
             if rc == _lib.EVERSION:
-                detail = _version_detail(where, job, rank)
+                text += _version_detail(where, job, rank)
             if rc == _lib.ERANK:
-                detail = _ranks_detail(where, job)
+                text += _ranks_detail(where, job)
             if retry:
                 from ._jobs import describe  # only on this error path
 
-                detail = (
-                    f" (no live producer for job {job!r} in {where} after {timeout:g} s; "
-                    f"{describe(where, job)})"
+                text = (
+                    f"no live producer for job {job!r} in {where} after {timeout:g} s; "
+                    f"{describe(where, job)}"
                 )
                 # Waited for a live producer in vain: a Timeout, even where the only
                 # segment seen was a dead producer's (the C library's SHML_EGONE).
                 rc = _lib.ETIMEOUT
             raise error_for(
                 rc,
-                _lib.strerror(rc) + detail,
+                text,
                 op=f"attach in {where}",
                 job=job,
                 rank=rank,

@@ -120,3 +120,23 @@ def test_clean_dataset(shmloader_bin, gen_dataset, flags):
     assert re.search(r"^checked 20 row groups, \d+ column chunks, \d+ pages, .*: nothing damaged$",
                      proc.stdout, re.M), proc.stdout  # fmt: skip
     assert all(ln.startswith("inspect --verify: ") for ln in proc.stderr.splitlines()), proc.stderr
+
+
+@pytest.mark.parametrize("crc", [True, False], ids=["page CRCs", "no CRCs"])
+def test_pages_no_crc_covers_are_said(shmloader_bin, tmp_path, crc):
+    """A clean pyarrow file: with page CRCs, plain "nothing damaged"; without (pyarrow's
+    default), the summary says how many pages no check could fully see, and why."""
+    ds = tmp_path / "ds"
+    ds.mkdir()
+    table = pa.table({"id": pa.array(np.arange(2000), pa.int64())})
+    pq.write_table(table, ds / "a.parquet", row_group_size=1000, write_page_checksum=crc)
+    proc = verify(shmloader_bin, str(ds), "--quiet")
+    assert proc.returncode == 0, proc
+    if crc:
+        assert re.search(r": nothing damaged$", proc.stdout, re.M), proc.stdout
+        assert "no CRC" not in proc.stdout
+    else:
+        m = re.search(r"pages, .*: nothing damaged that a check can see \((\d+) of (\d+) pages carry no CRC\)$",
+                      proc.stdout, re.M)  # fmt: skip
+        assert m and m.group(1) == m.group(2) and int(m.group(1)) >= 2, proc.stdout
+        assert "write_page_checksum=True" in proc.stdout
