@@ -79,7 +79,7 @@ func (s *server) checkLifetime(lt *lifetime, now time.Time) *Ended {
 		case s.stats.rank(r).done.Load():
 			finished++
 			came = true
-		case s.trainer[r].Load() && !p.Done(): // one that said done reads no more, though views may hold its lock
+		case s.trainer[r].Load(): // not one that said done (watchTrainers)
 			on = append(on, r)
 		case s.attachedOnce(r):
 			came = true

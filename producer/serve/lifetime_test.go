@@ -170,3 +170,20 @@ func TestGracesOffWaitForEver(t *testing.T) {
 	case <-time.After(time.Second):
 	}
 }
+
+// A rank whose trainer said done but still holds its lock (views of its batches alive)
+// reads no more: it holds no other rank back, and the job ends once the others leave.
+func TestADoneRankHoldsNoOtherBack(t *testing.T) {
+	cfg := testConfig(t)
+	cfg.Ranks, cfg.Epochs = 2, 0
+	dir, done := runAsync(t, cfg)
+	c0, c1 := attachRank(t, cfg, dir, 0), attachRank(t, cfg, dir, 1)
+	readN(t, c0, 1)
+	if err := c0.Done(); err != nil {
+		t.Fatal(err)
+	}
+	steps := int(testPlan(t, cfg).Steps(1))
+	readN(t, c1, 4*steps) // four epochs past rank 0, which would hold every window
+	c1.Close()
+	wantEnded(t, done, 5*time.Second, ring.StopDone, "rank 0's trainer said so")
+}
