@@ -7,13 +7,23 @@ import (
 	"time"
 
 	"github.com/shmloader/shmloader/producer/plan"
+	"github.com/shmloader/shmloader/ring"
 )
 
 // A rank waiting for room behind a trainer's position must be woken when serve sees
 // that trainer gone: nothing else may change while it waits (every window ready, no
 // gather running), so without the wake it would wait for ever.
 func TestTrainerLeavingWakesARankWaitingForRoom(t *testing.T) {
-	s := &server{trainer: make([]atomic.Bool, 1), hadTrainer: make([]atomic.Bool, 1)}
+	g, err := ring.Spec{Job: "floor", Ranks: 1, SlotCount: 2, BatchCapacity: 1,
+		Tensors: []ring.TensorSpec{{Name: "x", DType: ring.Int64}}}.Layout()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := ring.NewProducer(make([]byte, g.TotalSize), g) // its ring header, in private memory
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &server{trainer: make([]atomic.Bool, 1), hadTrainer: make([]atomic.Bool, 1), prods: []*ring.Producer{p}}
 	q := newQueue()
 	defer q.stop()
 	go func() { // a worker: every task is done at once

@@ -272,7 +272,7 @@ func (s *server) watchTrainers(attached []func() (bool, error)) {
 		// Cannot tell: count it, as floor must not skip a reader. One that said the job is
 		// done reads no more, though views of its batches may hold its lock: it must not
 		// hold the other ranks back.
-		v := (on || err != nil) && !(r < len(s.prods) && s.prods[r].Done())
+		v := (on || err != nil) && !s.prods[r].Done()
 		moved = s.trainer[r].Swap(v) != v || moved
 		if on {
 			s.hadTrainer[r].Store(true)
