@@ -15,6 +15,7 @@ progress line, and trainers learn why serve stopped.
 from __future__ import annotations
 
 import json
+import re
 import signal
 import subprocess
 import time
@@ -119,6 +120,8 @@ def test_a_rank_that_never_attaches_ends_serve_after_the_start_grace(group, gen_
     servekit.assert_no_panic(serve.stderr)
     assert rc == 1, f"serve exited {rc}, want 1\n{serve.describe()}"
     assert "rank 1 never had a trainer within 3s of the start (start_grace, --start-grace)" in serve.stderr
+    assert re.search(r"rank 1 has no trainer yet; serve exits in \d+s unless one attaches \(start_grace\)",
+                     serve.stderr), serve.stderr  # fmt: skip
     assert servekit.segments(shm_dir) == []
     res = trainer.result(timeout=20)
     assert res.end == "gone" and res.meta["stop"] == "unattached", res.meta
