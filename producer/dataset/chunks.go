@@ -1,6 +1,7 @@
 package dataset
 
 import (
+	"context"
 	"hash/crc32"
 	"slices"
 
@@ -106,8 +107,8 @@ func (r *Reader) readChunks(rg int, ls []Leaf, buf []byte, sums bool) ([]pages.C
 			e++
 		}
 		n := end - first.start
-		if _, err := r.src.f.ReadAt(buf[pos:pos+n], first.start); err != nil {
-			return nil, buf, &Error{Op: "read", Path: r.file.Path, RowGroup: rg, Err: pathless(err)}
+		if err := r.src.f.r.ReadAt(context.Background(), buf[pos:pos+n], first.start); err != nil {
+			return nil, buf, &Error{Op: "read", Path: r.file.Path, RowGroup: rg, Err: unwrapStorage(err)}
 		}
 		r.src.read += n
 		pos += n

@@ -17,7 +17,7 @@ import (
 // flip inverts n bytes in the middle of column chunk leaf of row group rg.
 func flip(t *testing.T, path string, rg, leaf, n int) {
 	t.Helper()
-	f, err := readFile(path, 0)
+	f, err := readLocal(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +83,7 @@ func TestCorruptWithoutChecksumsNeverPanics(t *testing.T) {
 func corruptEverywhere(t *testing.T, codec compress.Compression) {
 	dir := t.TempDir()
 	clean := writeTest(t, dir, "clean.parquet", 0, 200, writeOpts{rgRows: 200, codec: codec})
-	f, err := readFile(clean, 0)
+	f, err := readLocal(clean)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +127,7 @@ func corruptEverywhere(t *testing.T, codec compress.Compression) {
 func TestStaleChecksumsAreIgnored(t *testing.T) {
 	dir := t.TempDir()
 	orig := writeTest(t, dir, "orig.parquet", 0, 300, writeOpts{rgRows: 100, checksums: true})
-	f, err := readFile(orig, 0)
+	f, err := readLocal(orig)
 	if err != nil || f.ft.sums == nil {
 		t.Fatalf("%v, sums %v", err, f)
 	}
@@ -148,31 +148,12 @@ func TestStaleChecksumsAreIgnored(t *testing.T) {
 	}
 }
 
-// OpenReader uses the footer Open parsed: a file whose footer is damaged afterwards
-// still reads.
-func TestReaderReusesFooter(t *testing.T) {
-	dir := t.TempDir()
-	path := writeTest(t, dir, "a.parquet", 0, 200, writeOpts{rgRows: 100, checksums: true})
-	d, err := Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	data, _ := os.ReadFile(path)
-	for i := len(data) - 40; i < len(data); i++ {
-		data[i] = 0
-	}
-	os.WriteFile(path, data, 0o644)
-	groups := readAll(t, d, []string{"a", "l"})
-	checkValues(t, []string{"a", "l"}, groups[1], 100)
-	release(groups)
-}
-
 // A footer whose chunk size would overflow offset + size is refused when the file is
 // opened, not left to make a reader allocate or panic.
 func TestChunkRangeOverflowIsRefused(t *testing.T) {
 	dir := t.TempDir()
 	path := writeTest(t, dir, "o.parquet", 0, 10, writeOpts{codec: compress.Codecs.Snappy})
-	f, err := readFile(path, 0)
+	f, err := readLocal(path)
 	if err != nil {
 		t.Fatal(err)
 	}

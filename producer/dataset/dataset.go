@@ -12,9 +12,10 @@ package dataset
 import (
 	"container/list"
 	"fmt"
-	"path/filepath"
 
 	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/shmloader/shmloader/producer/storage"
 )
 
 // Dataset is a set of Parquet files with one schema.
@@ -28,20 +29,16 @@ type Dataset struct {
 	RowGroups  []RowGroup // every row group: files in order, then row groups in file order
 	Rows       int64      // total rows
 
+	store   storage.Store // where the files are read
 	footers *footerCache
 }
 
 // File is one Parquet file. Its parsed footer (Footer) is kept within the dataset's
 // FooterBudget and read again when needed (footers.go).
 type File struct {
-	Path    string
-	Index   int // position in Dataset.Files
-	Size    int64
-	ModTime int64 // ns since 1970, when Open read the footer
-	// ChangeTime is the inode's change time (ns): unlike the mtime, no tool can set it
-	// back, so a file rewritten in place with its old mtime restored (cp -p, rsync -t)
-	// still gets another identity.
-	ChangeTime int64
+	Path  string
+	Index int // position in Dataset.Files
+	Size  int64
 	// Notes say what of the footer was read otherwise than written: columns of a logical
 	// type this reader does not know, read by their physical type (`shmloader inspect`
 	// shows them).
@@ -50,9 +47,10 @@ type File struct {
 	// gen`), so every byte of the file is checked, with or without page CRCs.
 	ChunkSums bool
 
-	footerHash uint64      // FNV-1a of base name, size and raw footer, for Fingerprint
-	footerLen  int64       // the footer's bytes as stored
-	part       []partValue // the values of Dataset.Partitions
+	obj        storage.Object // the object as listed: what Readers open
+	footerHash uint64         // FNV-1a of base name, size and raw footer, for Fingerprint
+	footerLen  int64          // the footer's bytes as stored
+	part       []partValue    // the values of Dataset.Partitions
 
 	fc   *footerCache  // the dataset's; nil for a File read on its own
 	ft   *footer       // fc.mu: the parsed footer, nil when not kept
@@ -93,19 +91,10 @@ const (
 	KindString
 )
 
-// Identity names this very version of the file: its path (absolute, symbolic links
-// resolved, so that a dataset named through a link or a relative path finds the same
-// entries), size, modification and change times and a hash of the footer. A file
-// rewritten in place, even with the same size and its old mtime put back, gets another
-// identity; the cache keys entries by it. (A chmod, chown or rename changes it too: a
-// few misses, never stale data.)
+// Identity names this very version of the file: its identity in its store (for a local
+// file its real path, size, modification and change times: storage.Local) and a hash of
+// the footer. A file rewritten in place, even with the same size and its old mtime put
+// back, gets another identity; the cache keys entries by it.
 func (f *File) Identity() string {
-	p, err := filepath.Abs(f.Path)
-	if err != nil {
-		p = f.Path
-	}
-	if real, err := filepath.EvalSymlinks(p); err == nil {
-		p = real
-	}
-	return fmt.Sprintf("%s\x00%d\x00%d\x00%d\x00%016x", p, f.Size, f.ModTime, f.ChangeTime, f.footerHash)
+	return fmt.Sprintf("%s\x00%016x", f.obj.Identity, f.footerHash)
 }

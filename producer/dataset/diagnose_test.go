@@ -21,7 +21,7 @@ func TestListChunkErrorNamesThePage(t *testing.T) {
 	dir := t.TempDir()
 	path := writeTest(t, dir, "l.parquet", 0, 300, writeOpts{codec: compress.Codecs.Uncompressed,
 		props: []parquet.WriterProperty{parquet.WithDictionaryDefault(false)}})
-	f, err := readFile(path, 0)
+	f, err := readLocal(path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,13 +5,14 @@ import (
 	"fmt"
 
 	"github.com/shmloader/shmloader/producer/pages"
+	"github.com/shmloader/shmloader/producer/storage"
 )
 
 // Sentinel errors. Every error from this package is an *Error that names the file (or the
 // pattern), and where it applies the row group and the column; test with errors.Is.
 var (
-	// ErrNoFiles: the pattern matched no Parquet file.
-	ErrNoFiles = errors.New("no Parquet files")
+	// ErrNoFiles: the pattern matched no Parquet file (storage.ErrNoObjects).
+	ErrNoFiles = storage.ErrNoObjects
 	// ErrNoRows: the files hold no rows at all.
 	ErrNoRows = errors.New("dataset has no rows")
 	// ErrSchema: a file's schema differs from the first file's.
@@ -25,8 +26,9 @@ var (
 	ErrNoColumn = errors.New("no such column")
 	// ErrRowGroup: the row group index is out of range.
 	ErrRowGroup = errors.New("row group out of range")
-	// ErrChanged: a file is not the one its footer was first read from.
-	ErrChanged = errors.New("file changed")
+	// ErrChanged: a file is not the one its footer was first read from
+	// (storage.ErrChanged).
+	ErrChanged = storage.ErrChanged
 )
 
 // Error is an operation on one file (or, for Open, on the pattern) that failed.
@@ -85,4 +87,23 @@ func Remedy(err error) string {
 		return "every file of a dataset must have the columns of the first, with the same types: write that file again with its schema, or move it out of the dataset"
 	}
 	return ""
+}
+
+// fromStorage makes an error of package storage one of this package: an *Error of op
+// "open" naming the object or pattern.
+func fromStorage(err error) error {
+	var se *storage.Error
+	if errors.As(err, &se) {
+		return &Error{Op: "open", Path: se.Path, RowGroup: -1, Err: se.Err}
+	}
+	return err
+}
+
+// unwrapStorage drops the *storage.Error around err, whose path an *Error names.
+func unwrapStorage(err error) error {
+	var se *storage.Error
+	if errors.As(err, &se) {
+		return se.Err
+	}
+	return err
 }

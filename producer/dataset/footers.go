@@ -2,9 +2,12 @@ package dataset
 
 import (
 	"container/list"
+	"context"
 	"sync"
 
 	"github.com/apache/arrow-go/v18/parquet/metadata"
+
+	"github.com/shmloader/shmloader/producer/storage"
 )
 
 // A parsed footer takes about 600 bytes per column chunk (row groups × columns): a
@@ -39,13 +42,16 @@ type footer struct {
 }
 
 type footerCache struct {
+	store  storage.Store // where footers are read again
 	mu     sync.Mutex
 	budget int64
 	used   int64
 	lru    list.List // *File, most recently used at the front
 }
 
-func newFooterCache(budget int64) *footerCache { return &footerCache{budget: budget} }
+func newFooterCache(st storage.Store, budget int64) *footerCache {
+	return &footerCache{store: st, budget: budget}
+}
 
 // get returns f's kept footer, or nil.
 func (c *footerCache) get(f *File) *footer {
@@ -93,11 +99,16 @@ func (f *File) footer() (*footer, error) {
 	if ft := f.fc.get(f); ft != nil {
 		return ft, nil
 	}
-	again, err := readFile(f.Path, f.Index)
+	ctx := context.Background()
+	o, err := f.fc.store.Stat(ctx, f.Path)
+	if err != nil {
+		return nil, fromStorage(err)
+	}
+	again, err := readFile(ctx, f.fc.store, o, f.Index)
 	if err != nil {
 		return nil, err
 	}
-	if again.Size != f.Size || again.ModTime != f.ModTime || again.ChangeTime != f.ChangeTime || again.footerHash != f.footerHash {
+	if o.Identity != f.obj.Identity || again.footerHash != f.footerHash {
 		return nil, &Error{Op: "read", Path: f.Path, RowGroup: -1,
 			Err: kindf(ErrChanged, "the file changed after its footer was first read (size %d, now %d): restart to read it as it is now", f.Size, again.Size)}
 	}

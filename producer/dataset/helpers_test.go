@@ -13,6 +13,8 @@ import (
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+
+	"github.com/shmloader/shmloader/producer/storage"
 )
 
 // testSchema: a int64, b float32 (nulls), s string (nulls), l list<int64> (nulls).
@@ -154,4 +156,14 @@ func release(groups [][]*arrow.Chunked) {
 			c.Release()
 		}
 	}
+}
+
+// readLocal reads the footer of the local file at path, as a File on its own.
+func readLocal(path string) (*File, error) {
+	st := storage.Local{}
+	o, err := st.Stat(context.Background(), path)
+	if err != nil {
+		return nil, fromStorage(err)
+	}
+	return readFile(context.Background(), st, o, 0)
 }

@@ -19,7 +19,7 @@ import (
 // pageBodies returns the bodies of the pages of column chunk leaf of row group rg.
 func pageBodies(t *testing.T, path string, rg, leaf int) [][]byte {
 	t.Helper()
-	f, err := readFile(path, 0)
+	f, err := readLocal(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +115,7 @@ func TestLZ4LegacyFiles(t *testing.T) {
 func TestLZ4CorruptPage(t *testing.T) {
 	dir := t.TempDir()
 	path := writeTest(t, dir, "a.parquet", 0, 200, writeOpts{rgRows: 100, codec: compress.Codecs.Lz4})
-	f, err := readFile(path, 0)
+	f, err := readLocal(path)
 	if err != nil {
 		t.Fatal(err)
 	}

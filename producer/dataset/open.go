@@ -1,6 +1,7 @@
 package dataset
 
 import (
+	"context"
 	"encoding/binary"
 	"fmt"
 	"hash/fnv"
@@ -9,20 +10,33 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+
+	"github.com/shmloader/shmloader/producer/storage"
 )
 
 // Open lists the files of pattern (a file, a directory with *.parquet files at any
-// depth, or a glob), reads every footer once, checks that all files have the first
+// depth, or a glob) through its Store (storage.For), reads every footer once, checks that all files have the first
 // file's columns and merges their types (schema.go), and adds the partition columns of
 // key=value folders (partition.go).
 func Open(pattern string) (*Dataset, error) {
-	paths, root, err := listFiles(pattern)
+	st, err := storage.For(pattern)
 	if err != nil {
-		return nil, err
+		return nil, fromStorage(err)
 	}
-	d := &Dataset{Pattern: pattern, footers: newFooterCache(footerBudget)}
-	for i, p := range paths {
-		f, err := readFile(p, i)
+	return OpenStore(context.Background(), st, pattern)
+}
+
+// OpenStore is Open with the objects of pattern listed and read through st.
+func OpenStore(ctx context.Context, st storage.Store, pattern string) (*Dataset, error) {
+	list, err := st.List(ctx, pattern)
+	if err != nil {
+		return nil, fromStorage(err)
+	}
+	root := list.Root
+	d := &Dataset{Pattern: pattern, store: st, footers: newFooterCache(st, footerBudget)}
+	for i, o := range list.Objects {
+		p := o.Path
+		f, err := readFile(ctx, st, o, i)
 		if err != nil {
 			return nil, err
 		}

@@ -19,7 +19,7 @@ import (
 // stand for a file from a writer that sets page CRCs (parquet-mr, pyarrow).
 func addPageCRCs(t *testing.T, src, dst string) {
 	t.Helper()
-	f, err := readFile(src, 0)
+	f, err := readLocal(src)
 	if err != nil {
 		t.Fatal(err)
 	}

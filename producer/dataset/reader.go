@@ -2,7 +2,6 @@ package dataset
 
 import (
 	"context"
-	"os"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -34,14 +33,15 @@ func (d *Dataset) OpenReader(f *File) (r *Reader, err error) {
 	if err != nil {
 		return nil, err
 	}
-	fh, err := os.Open(f.Path)
+	ctx := context.Background()
+	obj, err := d.store.Open(ctx, f.obj)
 	if err != nil {
-		return fail(pathless(err))
+		return nil, fromStorage(err)
 	}
-	src := &checkedFile{f: fh}
+	src := &checkedFile{f: &objectAt{ctx: ctx, r: obj, size: f.Size}}
 	defer func() {
 		if r == nil {
-			fh.Close()
+			obj.Close()
 		}
 	}()
 	props := parquet.NewReaderProperties(pool)
@@ -246,8 +246,8 @@ func collectLeaves(f *pqarrow.SchemaField, leaves map[int]bool) {
 
 // Close closes the file.
 func (r *Reader) Close() error {
-	if err := r.src.f.Close(); err != nil {
-		return &Error{Op: "close", Path: r.file.Path, RowGroup: -1, Err: err}
+	if err := r.src.f.r.Close(); err != nil {
+		return &Error{Op: "close", Path: r.file.Path, RowGroup: -1, Err: unwrapStorage(err)}
 	}
 	return nil
 }

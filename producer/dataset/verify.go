@@ -1,10 +1,13 @@
 package dataset
 
 import (
+	"context"
+	"errors"
 	"github.com/apache/arrow-go/v18/parquet/compress"
 	"hash/crc32"
 	"io"
-	"os"
+
+	"github.com/shmloader/shmloader/producer/storage"
 )
 
 // checkedFile is the io.ReaderAt that arrow-go reads a file through. Before arrow-go sees
@@ -16,7 +19,7 @@ import (
 // each column that every expected chunk was verified, so a change in that read pattern
 // fails loudly instead of skipping verification.
 type checkedFile struct {
-	f      *os.File
+	f      *objectAt
 	expect []expectChunk // chunks of the column being read
 	failed error         // first verification failure since expect was set
 	read   int64         // bytes read, for tests
@@ -86,4 +89,39 @@ func (c *checkedFile) unverified() error {
 		}
 	}
 	return nil
+}
+
+// objectAt is an opened object as the io.ReaderAt and io.Seeker arrow-go reads through.
+type objectAt struct {
+	ctx  context.Context
+	r    storage.Reader
+	size int64
+}
+
+func (o *objectAt) ReadAt(p []byte, off int64) (int, error) {
+	n := len(p)
+	if off >= o.size {
+		return 0, io.EOF
+	}
+	short := off+int64(n) > o.size
+	if short {
+		n = int(o.size - off)
+	}
+	if err := o.r.ReadAt(o.ctx, p[:n], off); err != nil {
+		return 0, unwrapStorage(err)
+	}
+	if short {
+		return n, io.EOF
+	}
+	return n, nil
+}
+
+func (o *objectAt) Seek(off int64, whence int) (int64, error) {
+	switch whence {
+	case io.SeekStart:
+		return off, nil
+	case io.SeekEnd:
+		return o.size + off, nil
+	}
+	return 0, errors.New("seek from the current offset is not supported")
 }

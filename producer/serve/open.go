@@ -1,15 +1,16 @@
 package serve
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/shmloader/shmloader/producer/config"
 	"github.com/shmloader/shmloader/producer/dataset"
+	"github.com/shmloader/shmloader/producer/storage"
 )
 
 // openDataset opens cfg's dataset. A relative path is resolved against the current
@@ -38,12 +39,13 @@ func openDataset(cfg *config.Config) (*dataset.Dataset, error) {
 	return nil, &config.Error{File: cfg.Source, Line: line, Path: "dataset", Err: err}
 }
 
-// exists: path names a file or directory, or, as a glob, matches something.
+// exists: path names a file or folder, or, as a glob, matches something (a listing that
+// finds no Parquet files there still found the path).
 func exists(path string) bool {
-	if strings.ContainsAny(path, "*?[") {
-		m, err := filepath.Glob(path)
-		return err == nil && len(m) > 0
+	st, err := storage.For(path)
+	if err != nil {
+		return false
 	}
-	_, err := os.Stat(path)
-	return err == nil
+	_, err = st.List(context.Background(), path)
+	return err == nil || errors.Is(err, storage.ErrNoObjects)
 }
