@@ -2,11 +2,11 @@ package dataset
 
 import (
 	"context"
-	"hash/crc32"
 	"slices"
 
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/compress"
+	"github.com/apache/arrow-go/v18/parquet/schema"
 
 	"github.com/shmloader/shmloader/producer/pages"
 )
@@ -33,9 +33,13 @@ func (f *File) Leaf(name string) (Leaf, bool) {
 	if i < 0 {
 		return Leaf{}, false
 	}
-	c := meta.Schema.Column(i)
+	return leafOf(meta.Schema.Column(i), i), true
+}
+
+// leafOf is leaf column c, index i in its file's schema.
+func leafOf(c *schema.Column, i int) Leaf {
 	return Leaf{Index: i, Type: c.PhysicalType(), TypeLen: c.TypeLength(),
-		MaxDef: c.MaxDefinitionLevel(), MaxRep: c.MaxRepetitionLevel()}, true
+		MaxDef: c.MaxDefinitionLevel(), MaxRep: c.MaxRepetitionLevel()}
 }
 
 // PagesReadable says whether the page decoder reads leaf l's chunk in row group rg (its
@@ -65,11 +69,11 @@ func (f *File) PagesReadable(rg int, l Leaf) error {
 // Each chunk's footer checksum (files of `shmloader gen`) is verified here; the decoder
 // checks page CRCs as it reads the pages.
 func (r *Reader) ReadChunks(rg int, ls []Leaf, buf []byte) ([]pages.Chunk, []byte, error) {
-	return r.readChunks(rg, ls, buf, true)
+	return r.readChunks(context.Background(), rg, ls, buf, true)
 }
 
 // readChunks is ReadChunks, checking the footer's chunk checksums only when sums.
-func (r *Reader) readChunks(rg int, ls []Leaf, buf []byte, sums bool) ([]pages.Chunk, []byte, error) {
+func (r *Reader) readChunks(ctx context.Context, rg int, ls []Leaf, buf []byte, sums bool) ([]pages.Chunk, []byte, error) {
 	meta := r.ft.meta
 	if rg < 0 || rg >= len(meta.RowGroups) {
 		return nil, buf, &Error{Op: "read", Path: r.file.Path, RowGroup: rg, Err: kindf(ErrRowGroup, "file has %d row groups", len(meta.RowGroups))}
@@ -107,10 +111,10 @@ func (r *Reader) readChunks(rg int, ls []Leaf, buf []byte, sums bool) ([]pages.C
 			e++
 		}
 		n := end - first.start
-		if err := r.src.f.r.ReadAt(context.Background(), buf[pos:pos+n], first.start); err != nil {
+		if err := r.obj.ReadAt(ctx, buf[pos:pos+n], first.start); err != nil {
 			return nil, buf, &Error{Op: "read", Path: r.file.Path, RowGroup: rg, Err: unwrapStorage(err)}
 		}
-		r.src.read += n
+		r.read += n
 		pos += n
 		k = e
 	}
@@ -129,15 +133,23 @@ func (r *Reader) readChunks(rg int, ls []Leaf, buf []byte, sums bool) ([]pages.C
 // footer's checksum (when sums), and describes it for the page decoder.
 func (r *Reader) chunk(rg int, l Leaf, data []byte, start int64, sums bool) (pages.Chunk, error) {
 	meta := r.ft.meta
-	if sums && r.ft.sums != nil {
-		want := r.ft.sums[rg*meta.Schema.NumColumns()+l.Index]
-		if got := crc32.ChecksumIEEE(data); got != want {
-			return pages.Chunk{}, r.chunkErr(rg, l, kindf(ErrChecksum, "column chunk at offset %d: footer CRC %08x, computed %08x", start, want, got))
+	if sums {
+		if err := r.chunkSum(rg, l, data, start); err != nil {
+			return pages.Chunk{}, r.chunkErr(rg, l, err)
 		}
 	}
 	md := meta.RowGroups[rg].Columns[l.Index].MetaData
 	return pages.Chunk{Type: l.Type, TypeLen: l.TypeLen, MaxDef: l.MaxDef, MaxRep: l.MaxRep,
 		Codec: compress.Compression(md.Codec), Values: md.NumValues, Uncompressed: md.TotalUncompressedSize, Data: data}, nil
+}
+
+// chunkSum checks data, leaf l's chunk in row group rg read from offset start, against
+// the footer's CRC, if the file has them.
+func (r *Reader) chunkSum(rg int, l Leaf, data []byte, start int64) error {
+	if r.ft.sums == nil {
+		return nil
+	}
+	return chunkCRC(data, start, r.ft.sums[rg*r.ft.meta.Schema.NumColumns()+l.Index])
 }
 
 func (r *Reader) chunkErr(rg int, l Leaf, err error) error {

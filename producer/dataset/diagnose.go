@@ -1,30 +1,20 @@
 package dataset
 
 import (
+	"context"
 	"errors"
 
 	"github.com/shmloader/shmloader/producer/pages"
 )
 
-// diagnose is called when arrow-go failed to decode leaves of row group rg: it walks
-// their pages with package pages and returns what is wrong with which page, or nil when
-// it finds nothing (arrow-go's own message then stands). It reads the chunks without
-// their footer checksums: when arrow-go got to decode them they had passed already, and
-// after a mismatch (LocatePage) the page checks are what can still say where.
-func (r *Reader) diagnose(rg int, leaves map[int]bool) error {
+// diagnose is called when arrow-go failed to decode chunks (of leaves ls, in order): it
+// walks their pages with package pages and returns what is wrong with which page, or nil
+// when it finds nothing (arrow-go's own message then stands).
+func (r *Reader) diagnose(ls []Leaf, chunks []pages.Chunk) error {
 	schema := r.ft.meta.Schema
-	for i := range schema.NumColumns() {
-		if !leaves[i] {
-			continue
-		}
-		c := schema.Column(i)
-		l := Leaf{Index: i, Type: c.PhysicalType(), TypeLen: c.TypeLength(), MaxDef: c.MaxDefinitionLevel(), MaxRep: c.MaxRepetitionLevel()}
-		chunks, _, err := r.readChunks(rg, []Leaf{l}, nil, false)
-		if err != nil {
-			return err
-		}
-		if err := pages.Check(chunks[0]); err != nil && !errors.Is(err, pages.ErrUnsupported) {
-			return leafError{path: c.Path(), err: err}
+	for i, c := range chunks {
+		if err := pages.Check(c); err != nil && !errors.Is(err, pages.ErrUnsupported) {
+			return leafError{path: schema.Column(ls[i].Index).Path(), err: err}
 		}
 	}
 	return nil
@@ -55,7 +45,13 @@ func (r *Reader) LocatePage(rg int, name string) error {
 	if !ok {
 		return fail(ErrNoColumn)
 	}
-	err := r.diagnose(rg, leaves)
+	// Without the footer's checksums: after a mismatch the page checks are what can
+	// still say where.
+	ls := r.leafList(leaves)
+	chunks, _, err := r.readChunks(context.Background(), rg, ls, nil, false)
+	if err == nil {
+		err = r.diagnose(ls, chunks)
+	}
 	var de *Error
 	if errors.As(err, &de) { // a chunk could not be read: it names the leaf as a column
 		err = de.Err
@@ -71,15 +67,6 @@ func (r *Reader) LocatePage(rg int, name string) error {
 	}
 	return nil
 }
-
-// Checked counts what ReadRowGroup has verified since the Reader was opened, before
-// arrow-go decoded it: column chunks, their pages (and of those, the ones whose header
-// carries a CRC) and their bytes as stored, those that failed included. (ReadChunks's
-// chunks are not counted: their pages are checked by whoever decodes them.)
-type Checked struct{ Chunks, Pages, CRCPages, Bytes int64 }
-
-// Checked is what ReadRowGroup has verified so far.
-func (r *Reader) Checked() Checked { return r.src.checked }
 
 // leafError names the leaf of a nested column a page error is in.
 type leafError struct {

@@ -2,25 +2,32 @@ package dataset
 
 import (
 	"context"
+	"errors"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/parquet"
-	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+
+	"github.com/shmloader/shmloader/producer/pages"
+	"github.com/shmloader/shmloader/producer/storage"
 )
 
 // Reader decodes row groups of one file into Arrow arrays. A Reader is used by one
 // goroutine at a time; open one Reader per goroutine to read a file concurrently.
 type Reader struct {
-	ds     *Dataset
-	file   *File
-	ft     *footer // the file's footer, kept while the Reader is open
-	src    *checkedFile
-	ar     *pqarrow.FileReader
-	fields map[string]int // top-level name -> field index in this file's schema
+	ds      *Dataset
+	file    *File
+	ft      *footer        // the file's footer, kept while the Reader is open
+	obj     storage.Reader // the file: every byte this Reader reads comes from ReadChunks
+	read    int64          // bytes read from obj, for tests
+	img     *chunkImage    // what arrow-go reads: the chunks of the column it decodes
+	buf     []byte         // ReadRowGroup's chunks, reused
+	checked Checked
+	ar      *pqarrow.FileReader
+	fields  map[string]int // top-level name -> field index in this file's schema
 }
 
 // OpenReader opens f for reading, with its footer as the dataset keeps it or read again
@@ -38,15 +45,15 @@ func (d *Dataset) OpenReader(f *File) (r *Reader, err error) {
 	if err != nil {
 		return nil, fromStorage(err)
 	}
-	src := &checkedFile{f: &objectAt{ctx: ctx, r: obj, size: f.Size}}
+	img := &chunkImage{size: f.Size}
 	defer func() {
 		if r == nil {
 			obj.Close()
 		}
 	}()
 	props := parquet.NewReaderProperties(pool)
-	props.BufferedStreamEnabled = false // one ReadAt per chunk: see checkedFile
-	ar, err := newReader(src, ft.meta, props)
+	props.BufferedStreamEnabled = false // one ReadAt per chunk: see chunkImage
+	ar, err := newReader(img, ft.meta, props)
 	if err != nil {
 		return fail(err)
 	}
@@ -54,16 +61,16 @@ func (d *Dataset) OpenReader(f *File) (r *Reader, err error) {
 	for i, sf := range ar.Manifest.Fields {
 		fields[sf.Field.Name] = i
 	}
-	return &Reader{ds: d, file: f, ft: ft, src: src, ar: ar, fields: fields}, nil
+	return &Reader{ds: d, file: f, ft: ft, obj: obj, img: img, ar: ar, fields: fields}, nil
 }
 
-func newReader(src *checkedFile, meta *metadata.FileMetaData, props *parquet.ReaderProperties) (ar *pqarrow.FileReader, err error) {
+func newReader(src *chunkImage, meta *metadata.FileMetaData, props *parquet.ReaderProperties) (ar *pqarrow.FileReader, err error) {
 	defer recovered(&err)
 	pf, err := file.NewParquetReader(src, file.WithMetadata(meta), file.WithReadProps(props))
 	if err != nil {
 		return nil, err
 	}
-	// Parallel stays off: checkedFile expects one column at a time.
+	// Parallel stays off: chunkImage holds one column's chunks at a time.
 	return pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{}, pool)
 }
 
@@ -132,31 +139,16 @@ func (r *Reader) readColumn(ctx context.Context, rg int, name string) (*arrow.Ch
 	if !ok {
 		return nil, ErrNoColumn
 	}
-	ncols := r.ft.meta.Schema.NumColumns()
-	r.src.expect, r.src.failed = r.src.expect[:0], nil
-	for leaf := range leaves {
-		start, n, _ := chunkRange(r.ft.meta, rg, leaf)
-		md := r.ft.meta.RowGroups[rg].Columns[leaf].MetaData
-		e := expectChunk{start: start, n: n, codec: compress.Compression(md.Codec), total: md.TotalUncompressedSize}
-		if r.ft.sums != nil {
-			e.sum, e.hasSum = r.ft.sums[rg*ncols+leaf], true
-		}
-		r.src.expect = append(r.src.expect, e)
+	ls := r.leafList(leaves)
+	chunks, err := r.readLeaves(ctx, rg, name, ls)
+	if err != nil {
+		return nil, err
 	}
 	col, err := r.decode(ctx, fi, leaves, rg)
-	if r.src.failed != nil { // the verification error, not arrow-go's wrapping of it
-		if col != nil {
-			col.Release()
-		}
-		return nil, r.src.failed
-	}
 	if err != nil {
-		if diag := r.diagnose(rg, leaves); diag != nil {
+		if diag := r.diagnose(ls, chunks); diag != nil {
 			err = diag
 		}
-	}
-	if err == nil {
-		err = r.src.unverified()
 	}
 	if err == nil && int64(col.Len()) != rows {
 		err = kindf(ErrCorrupt, "decoded %d rows, the footer says %d", col.Len(), rows)
@@ -244,9 +236,56 @@ func collectLeaves(f *pqarrow.SchemaField, leaves map[int]bool) {
 	}
 }
 
+// readLeaves reads the chunks of leaves in row group rg with ReadChunks (which checks
+// their footer CRCs), checks their pages (checkChunk) and puts them in r.img for
+// arrow-go.
+func (r *Reader) readLeaves(ctx context.Context, rg int, name string, ls []Leaf) ([]pages.Chunk, error) {
+	schema := r.ft.meta.Schema
+	chunks, buf, err := r.readChunks(ctx, rg, ls, r.buf, false) // checkChunk checks the CRCs
+	r.buf = buf
+	r.img.chunks = r.img.chunks[:0]
+	if err != nil {
+		var de *Error
+		if errors.As(err, &de) { // ReadRowGroup names the file, row group and column
+			err = inLeaf(name, de.Column, de.Err)
+		}
+		return nil, err
+	}
+	for i, c := range chunks {
+		start, size, _ := chunkRange(r.ft.meta, rg, ls[i].Index)
+		n, err := r.checkChunk(rg, ls[i], c, start)
+		if err != nil {
+			return nil, inLeaf(name, schema.Column(ls[i].Index).Path(), err)
+		}
+		chunks[i].Data = c.Data[:n]
+		r.img.chunks = append(r.img.chunks, imageChunk{start: start, size: size, data: chunks[i].Data})
+	}
+	return chunks, nil
+}
+
+// leafList is leaves in schema order.
+func (r *Reader) leafList(leaves map[int]bool) []Leaf {
+	schema := r.ft.meta.Schema
+	ls := make([]Leaf, 0, len(leaves))
+	for i := range schema.NumColumns() {
+		if leaves[i] {
+			ls = append(ls, leafOf(schema.Column(i), i))
+		}
+	}
+	return ls
+}
+
+// inLeaf names leaf in err, about column name, when the leaf is not the column itself.
+func inLeaf(name, leaf string, err error) error {
+	if leaf == "" || leaf == name {
+		return err
+	}
+	return leafError{path: leaf, err: err}
+}
+
 // Close closes the file.
 func (r *Reader) Close() error {
-	if err := r.src.f.r.Close(); err != nil {
+	if err := r.obj.Close(); err != nil {
 		return &Error{Op: "close", Path: r.file.Path, RowGroup: -1, Err: unwrapStorage(err)}
 	}
 	return nil

@@ -77,7 +77,7 @@ func TestReadOnlyRequestedColumns(t *testing.T) {
 		name string
 		leaf int
 	}{{"b", 1}, {"l", 3}} {
-		before := r.src.read
+		before := r.read
 		cols, err := r.ReadRowGroup(context.Background(), 1, []string{c.name})
 		if err != nil {
 			t.Fatal(err)
@@ -85,7 +85,7 @@ func TestReadOnlyRequestedColumns(t *testing.T) {
 		checkValues(t, []string{c.name}, cols, 500)
 		cols[0].Release()
 		_, n, _ := chunkRange(footerOf(t, d.Files[0]), 1, c.leaf)
-		if got := r.src.read - before; got != n {
+		if got := r.read - before; got != n {
 			t.Errorf("reading %s read %d bytes, its chunk has %d", c.name, got, n)
 		}
 	}

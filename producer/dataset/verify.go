@@ -1,127 +1,97 @@
 package dataset
 
 import (
-	"context"
 	"errors"
-	"github.com/apache/arrow-go/v18/parquet/compress"
+	"fmt"
 	"hash/crc32"
 	"io"
 
-	"github.com/shmloader/shmloader/producer/storage"
+	"github.com/shmloader/shmloader/producer/pages"
 )
 
-// checkedFile is the io.ReaderAt that arrow-go reads a file through. Before arrow-go sees
-// the bytes of a column chunk it is about to decode, checkedFile verifies them: the chunk
-// CRC from the footer (files written by `shmloader gen`) and the CRC of every page whose
-// header has one (files of writers that set page CRCs). With BufferedStreamEnabled off,
-// arrow-go reads each chunk with one ReadAt of exactly its footer range (plus padding
-// for very old writers), which is what makes verifying there possible; Reader checks after
-// each column that every expected chunk was verified, so a change in that read pattern
-// fails loudly instead of skipping verification.
-type checkedFile struct {
-	f      *objectAt
-	expect []expectChunk // chunks of the column being read
-	failed error         // first verification failure since expect was set
-	read   int64         // bytes read, for tests
-	// checked counts the expected chunks read, their pages walked by verifyPages and
-	// their bytes, failed ones included (Reader.Checked).
-	checked Checked
-}
+// Every column chunk this package hands on is read by ReadChunks (chunks.go) and checked
+// before anything decodes it: the chunk CRC from the footer (files of `shmloader gen`)
+// there, and the page decoder checks each page as it reads it. A column arrow-go decodes
+// (ReadRowGroup) is checked here first, by checkChunk: the chunk CRC, the CRC of every
+// page whose header has one (files of writers that set page CRCs) and every page's
+// header and sizes (verifyPages). arrow-go then reads the checked bytes from memory
+// (chunkImage), never the file.
 
-type expectChunk struct {
-	start, n int64
-	codec    compress.Compression
-	total    int64 // the footer's total_uncompressed_size
-	sum      uint32
-	hasSum   bool
-	verified bool
-}
+// Checked counts what ReadRowGroup has verified since the Reader was opened, before
+// arrow-go decoded it: column chunks, their pages (and of those, the ones whose header
+// carries a CRC) and their bytes as stored, those that failed included. (ReadChunks's
+// chunks are not counted: their pages are checked by whoever decodes them.)
+type Checked struct{ Chunks, Pages, CRCPages, Bytes int64 }
 
-func (c *checkedFile) Seek(off int64, whence int) (int64, error) { return c.f.Seek(off, whence) }
+// Checked is what ReadRowGroup has verified so far.
+func (r *Reader) Checked() Checked { return r.checked }
 
-func (c *checkedFile) ReadAt(p []byte, off int64) (int, error) {
-	n, err := c.f.ReadAt(p, off)
-	c.read += int64(n)
-	if err != nil && !(err == io.EOF && n == len(p)) {
-		return n, err
+// checkChunk verifies chunk c, leaf l's in row group rg read from offset start: its
+// footer CRC, then page by page, counting what it walked in r.checked. A chunk that passes has its pages of no values
+// dropped (dropEmptyPages), which arrow-go would misread: it returns the chunk's length
+// then.
+func (r *Reader) checkChunk(rg int, l Leaf, c pages.Chunk, start int64) (int, error) {
+	data := c.Data
+	r.checked.Chunks++
+	r.checked.Bytes += int64(len(data))
+	if err := r.chunkSum(rg, l, data, start); err != nil {
+		return 0, err
 	}
-	for i := range c.expect {
-		e := &c.expect[i]
-		if e.start != off {
+	walked, crcs, err := verifyPages(data, len(data), c.Codec, c.Uncompressed)
+	r.checked.Pages += int64(walked)
+	r.checked.CRCPages += int64(crcs)
+	if err != nil {
+		return 0, err
+	}
+	return dropEmptyPages(data, len(data)), nil
+}
+
+// chunkImage is the file as arrow-go reads it: the column chunks of the column being
+// decoded, already read and checked, served from memory. arrow-go reads a chunk with one
+// ReadAt of its footer range (BufferedStreamEnabled off), plus up to 100 bytes of
+// padding for files of old writers (IMPALA-694), which read as zeros here. Any other
+// read is an error: arrow-go never sees a byte that was not checked.
+type chunkImage struct {
+	size   int64
+	chunks []imageChunk
+}
+
+type imageChunk struct {
+	start, size int64  // the footer's range
+	data        []byte // its pages, the empty ones dropped: the rest reads as zeros
+}
+
+// maxPadding is the most arrow-go reads past a chunk's end (its maxDictHeaderSize).
+const maxPadding = 100
+
+func (m *chunkImage) ReadAt(p []byte, off int64) (int, error) {
+	for _, c := range m.chunks {
+		if off != c.start || int64(len(p)) < c.size || int64(len(p)) > c.size+maxPadding {
 			continue
 		}
-		c.checked.Chunks++
-		c.checked.Bytes += e.n
-		if int64(len(p)) < e.n {
-			// A partial read cannot be verified; refuse rather than decode unchecked bytes.
-			return 0, c.fail(kindf(ErrCorrupt, "column chunk at offset %d read in part (%d of %d bytes): cannot verify", off, len(p), e.n))
-		}
-		if e.hasSum {
-			if got := crc32.ChecksumIEEE(p[:e.n]); got != e.sum {
-				return 0, c.fail(kindf(ErrChecksum, "column chunk at offset %d: footer CRC %08x, computed %08x", off, e.sum, got))
-			}
-		}
-		walked, crcs, verr := verifyPages(p, int(e.n), e.codec, e.total)
-		c.checked.Pages += int64(walked)
-		c.checked.CRCPages += int64(crcs)
-		if verr != nil {
-			return 0, c.fail(verr)
-		}
-		dropEmptyPages(p, int(e.n))
-		e.verified = true
+		n := copy(p, c.data)
+		clear(p[n:])
+		return len(p), nil
 	}
-	return n, err
+	return 0, fmt.Errorf("%d bytes at offset %d: not a column chunk read and checked for this read (%w)", len(p), off, errUnread)
 }
 
-func (c *checkedFile) fail(err error) error {
-	if c.failed == nil {
-		c.failed = err
-	}
-	return err
-}
+var errUnread = errors.New("read outside the checked chunks")
 
-// unverified returns an error if a chunk of the last column was decoded without being
-// verified.
-func (c *checkedFile) unverified() error {
-	for _, e := range c.expect {
-		if !e.verified {
-			return kindf(ErrCorrupt, "column chunk at offset %d was not read in one piece, so it was not verified", e.start)
-		}
-	}
-	return nil
-}
-
-// objectAt is an opened object as the io.ReaderAt and io.Seeker arrow-go reads through.
-type objectAt struct {
-	ctx  context.Context
-	r    storage.Reader
-	size int64
-}
-
-func (o *objectAt) ReadAt(p []byte, off int64) (int, error) {
-	n := len(p)
-	if off >= o.size {
-		return 0, io.EOF
-	}
-	short := off+int64(n) > o.size
-	if short {
-		n = int(o.size - off)
-	}
-	if err := o.r.ReadAt(o.ctx, p[:n], off); err != nil {
-		return 0, unwrapStorage(err)
-	}
-	if short {
-		return n, io.EOF
-	}
-	return n, nil
-}
-
-func (o *objectAt) Seek(off int64, whence int) (int64, error) {
+func (m *chunkImage) Seek(off int64, whence int) (int64, error) {
 	switch whence {
 	case io.SeekStart:
 		return off, nil
 	case io.SeekEnd:
-		return o.size + off, nil
+		return m.size + off, nil
 	}
 	return 0, errors.New("seek from the current offset is not supported")
+}
+
+// chunkCRC checks data, a chunk read from offset start, against the footer's CRC want.
+func chunkCRC(data []byte, start int64, want uint32) error {
+	if got := crc32.ChecksumIEEE(data); got != want {
+		return kindf(ErrChecksum, "column chunk at offset %d: footer CRC %08x, computed %08x", start, want, got)
+	}
+	return nil
 }
