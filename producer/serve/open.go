@@ -13,12 +13,18 @@ import (
 	"github.com/shmloader/shmloader/producer/storage"
 )
 
-// openDataset opens cfg's dataset. A relative path is resolved against the current
+// openDataset opens cfg's dataset, through st (nil: the store of its path). A relative path is resolved against the current
 // directory (the dataset error names the absolute path it tried), also when it was
 // written in a config file in another directory: then the error names the config line
 // and says so, and names the path beside the config file if that one exists.
-func openDataset(cfg *config.Config) (*dataset.Dataset, error) {
-	ds, err := dataset.Open(cfg.Dataset)
+func openDataset(ctx context.Context, cfg *config.Config, st storage.Store) (*dataset.Dataset, error) {
+	var ds *dataset.Dataset
+	var err error
+	if st == nil {
+		ds, err = dataset.Open(cfg.Dataset)
+	} else {
+		ds, err = dataset.OpenStore(ctx, st, cfg.Dataset)
+	}
 	if err == nil {
 		return ds, nil
 	}

@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -30,7 +31,7 @@ func TestOpenDatasetRelativeToCwd(t *testing.T) {
 	}
 	check := func(c *config.Config, want, notWant []string) {
 		t.Helper()
-		_, err := openDataset(c)
+		_, err := openDataset(context.Background(), c, nil)
 		var ce *config.Error
 		if !errors.As(err, &ce) || ce.Line != 2 || ce.Path != "dataset" {
 			t.Fatalf("want a config error at line 2, key dataset; got %v", err)

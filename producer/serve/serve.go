@@ -13,6 +13,7 @@ import (
 
 	"github.com/shmloader/shmloader/producer/config"
 	"github.com/shmloader/shmloader/producer/plan"
+	"github.com/shmloader/shmloader/producer/storage"
 	"github.com/shmloader/shmloader/ring"
 )
 
@@ -33,6 +34,9 @@ type Options struct {
 	// Started, if set, is called once the rings exist (trainers may attach), with what
 	// observers read while the job runs; the run does not wait for it.
 	Started func(*Live)
+	// Store is where the dataset's files are listed and read; nil: the store of the
+	// config's dataset path (storage.For: local files).
+	Store storage.Store
 }
 
 // Result is what one rank published.
@@ -86,7 +90,7 @@ func Run(ctx context.Context, cfg *config.Config, opt Options) ([]Result, error)
 		return nil, err
 	}
 	s := &server{cfg: cfg, opt: opt, log: opt.logger(), started: time.Now(), queue: newQueue(), orders: map[uint64]*nodeOrder{}}
-	ds, err := openDataset(cfg)
+	ds, err := openDataset(ctx, cfg, opt.Store)
 	if err != nil {
 		return nil, err
 	}

@@ -75,7 +75,7 @@ func VerifyConfig(cfg *config.Config) (*Verifier, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	ds, err := openDataset(cfg)
+	ds, err := openDataset(context.Background(), cfg, nil)
 	if err != nil {
 		return nil, err
 	}
