@@ -20,7 +20,7 @@ TORCHREQ := bindings/python/requirements-torch.txt
 export SHMLOADER_BIN := $(BUILD)/bin/shmloader
 export SHMLOADER_LIB := $(BUILD)/lib/libshmloader.so
 
-.PHONY: build go-build c-build demo-venv venv wheel torch-venv bench-venv demo test test-go test-c test-python test-fuzz test-torch soak print-fuzz-targets bench bench-report bench-transport bench-torch bench-producer bench-cachesim fuzz clean distclean
+.PHONY: build go-build c-build lint lint-go demo-venv venv wheel torch-venv bench-venv demo test test-go test-c test-python test-fuzz test-torch soak print-fuzz-targets bench bench-report bench-transport bench-torch bench-producer bench-cachesim fuzz clean distclean
 
 build: go-build c-build
 
@@ -36,6 +36,23 @@ c-build:
 	cmp -s $(BUILD)/lib/libshmloader.so bindings/python/shmloader/libshmloader.so || \
 	  { cp $(BUILD)/lib/libshmloader.so bindings/python/shmloader/libshmloader.so.tmp && \
 	    mv -f bindings/python/shmloader/libshmloader.so.tmp bindings/python/shmloader/libshmloader.so; }
+
+# Lint is a test: every check here fails the target. lint-go: gofmt (any Go file git
+# tracks, or would, that it would change), go vet, and staticcheck at a pinned version,
+# installed into build/tools on first use (a new pin gets a folder of its own).
+STATICCHECK_VERSION := v0.8.2
+STATICCHECK := $(BUILD)/tools/staticcheck-$(STATICCHECK_VERSION)/staticcheck
+
+lint: lint-go
+
+lint-go: $(STATICCHECK)
+	@unformatted=$$(git ls-files --cached --others --exclude-standard '*.go' | xargs gofmt -l); \
+	if [ -n "$$unformatted" ]; then echo "gofmt -l: these files need gofmt -w:"; echo "$$unformatted"; exit 1; fi
+	$(GO) vet ./...
+	$(STATICCHECK) ./...
+
+$(STATICCHECK):
+	GOBIN=$(dir $@) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 
 # The Python venv inside the repo, in two pinned layers with a stamp each, so that a
 # target installs only what it needs and a layer is installed again only when its files

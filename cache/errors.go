@@ -3,6 +3,8 @@ package cache
 import (
 	"errors"
 	"fmt"
+
+	"github.com/shmloader/shmloader/internal/errkind"
 )
 
 // Sentinel errors. Every error from this package that concerns a file is an *Error that
@@ -56,18 +58,10 @@ type Error struct {
 func (e *Error) Error() string { return fmt.Sprintf("cache %s %s: %v", e.Op, e.Path, e.Err) }
 func (e *Error) Unwrap() error { return e.Err }
 
-// kindError gives a sentinel a specific message: errors.Is finds the sentinel, and the
-// text says which field was wrong and by how much.
-type kindError struct {
-	kind error
-	msg  string
-}
-
-func (e *kindError) Error() string { return e.msg }
-func (e *kindError) Unwrap() error { return e.kind }
-
+// kindf gives a sentinel a specific message (errkind): errors.Is finds the sentinel, and
+// the text says which field was wrong and by how much.
 func kindf(kind error, format string, args ...any) error {
-	return &kindError{kind: kind, msg: fmt.Sprintf(format, args...)}
+	return errkind.Errorf(kind, format, args...)
 }
 
 // isCorrupt reports whether err says bytes on disk are bad (as opposed to an I/O error

@@ -5,6 +5,8 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/shmloader/shmloader/internal/units"
 )
 
 // String is the listing as WriteTo prints it.
@@ -19,7 +21,7 @@ func (l *Listing) String() string {
 func (l *Listing) WriteTo(w io.Writer) (int64, error) {
 	cw := &countWriter{w: w}
 	fmt.Fprintf(cw, "cache %s: format %d, %d shards, %d entries, %s\n",
-		l.Dir, l.Format, l.Shards, l.Entries, human(l.Bytes))
+		l.Dir, l.Format, l.Shards, l.Entries, units.Bytes(l.Bytes))
 	if len(l.Configs) > 0 {
 		tw := tabwriter.NewWriter(cw, 0, 0, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintln(tw, "config\tentries\tbytes\t  labels (sample)")
@@ -28,7 +30,7 @@ func (l *Listing) WriteTo(w io.Writer) (int64, error) {
 			if name == "" {
 				name = "-"
 			}
-			fmt.Fprintf(tw, "%s\t%d\t%s\t  %s\n", name, cu.Entries, human(cu.Bytes), strings.Join(cu.Labels, "; "))
+			fmt.Fprintf(tw, "%s\t%d\t%s\t  %s\n", name, cu.Entries, units.Bytes(cu.Bytes), strings.Join(cu.Labels, "; "))
 		}
 		tw.Flush()
 	}
@@ -36,7 +38,7 @@ func (l *Listing) WriteTo(w io.Writer) (int64, error) {
 		tw := tabwriter.NewWriter(cw, 0, 0, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintln(tw, "shard\tentries\tbytes\tunlisted\t  manifest")
 		for _, su := range l.PerShard {
-			fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t  %s\n", su.Name, su.Entries, human(su.Bytes), su.Unlisted, su.Manifest)
+			fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t  %s\n", su.Name, su.Entries, units.Bytes(su.Bytes), su.Unlisted, su.Manifest)
 		}
 		tw.Flush()
 	}
@@ -47,7 +49,7 @@ func (l *Listing) WriteTo(w io.Writer) (int64, error) {
 			if t.Live {
 				state = "being written"
 			}
-			fmt.Fprintf(cw, "  %s  pid %d  %s  %s\n", t.Path, t.Pid, human(t.Bytes), state)
+			fmt.Fprintf(cw, "  %s  pid %d  %s  %s\n", t.Path, t.Pid, units.Bytes(t.Bytes), state)
 		}
 	}
 	printPaths(cw, "files of another format version", l.OtherVersion)

@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/shmloader/shmloader/internal/units"
 )
 
 // Options configure Open.
@@ -129,7 +131,7 @@ func (c *Cache) setBudget(size int64) error {
 	}
 	switch kind {
 	case "ram":
-		c.warn("ram", "%s is on tmpfs or ramfs: cached entries take RAM (budget %s)", c.dir, human(size))
+		c.warn("ram", "%s is on tmpfs or ramfs: cached entries take RAM (budget %s)", c.dir, units.Bytes(size))
 	case "network":
 		c.warn("network", "%s is on a network or FUSE file system: flock and shared mmap may not be safe there", c.dir)
 	}
@@ -143,7 +145,7 @@ func (c *Cache) setBudget(size int64) error {
 	}
 	if fits := free + used; fits < size {
 		c.warn("space", "%s has %s free and %s cached, less than the %s budget: using a budget of %s",
-			c.dir, human(free), human(used), human(size), human(fits))
+			c.dir, units.Bytes(free), units.Bytes(used), units.Bytes(size), units.Bytes(fits))
 		size = fits
 	}
 	c.budget = size / int64(len(c.shards))
@@ -181,17 +183,3 @@ func (c *Cache) Close() error {
 }
 
 func (c *Cache) shard(k Key) *shard { return c.shards[k.shard(len(c.shards))] }
-
-// human formats a byte count with a binary unit.
-func human(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
-}

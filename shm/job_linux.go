@@ -100,7 +100,8 @@ func lockJob(path string) (int, error) {
 		}
 		unix.Fchmod(fd, 0o600)
 		pid := []byte(strconv.Itoa(os.Getpid()) + "\n")
-		if err := unix.Ftruncate(fd, 0); err == nil {
+		err = unix.Ftruncate(fd, 0)
+		if err == nil {
 			_, err = unix.Pwrite(fd, pid, 0)
 		}
 		if err != nil {

@@ -23,12 +23,6 @@ func tryLock(fd int, start, n int64) (bool, error) {
 	return err == nil, err
 }
 
-// unlock drops a lock taken by tryLock on the same range.
-func unlock(fd int, start, n int64) error {
-	lk := unix.Flock_t{Type: unix.F_UNLCK, Whence: 0, Start: start, Len: n}
-	return unix.FcntlFlock(uintptr(fd), unix.F_OFD_SETLK, &lk)
-}
-
 // isLocked reports whether some other open file description holds a write lock
 // on [start, start+n). It takes no lock itself.
 func isLocked(fd int, start, n int64) (bool, error) {

@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/shmloader/shmloader/internal/units"
 )
 
 // FreeBytes returns the bytes an unprivileged user can still allocate in dir.
@@ -29,21 +31,7 @@ func CheckFree(dir string, need uint64) error {
 		"  Lower ranks, ring depth or batch size, or give the host more shared memory:\n"+
 		"  docker run --shm-size=%s ...; in Kubernetes mount an emptyDir with medium: Memory\n"+
 		"  (sizeLimit >= %s) at /dev/shm; or point SHMLOADER_SHM_DIR at a larger tmpfs",
-		ErrNoSpace, dir, human(need), human(free), dockerSize(need), human(need))
-}
-
-// human formats a byte count with a binary unit.
-func human(n uint64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := uint64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+		ErrNoSpace, dir, units.Bytes(need), units.Bytes(free), dockerSize(need), units.Bytes(need))
 }
 
 // dockerSize rounds need up to whole gibibytes (at least 1g) for a --shm-size hint,

@@ -20,6 +20,7 @@ import (
 	"strings"
 
 	"github.com/shmloader/shmloader/cache"
+	"github.com/shmloader/shmloader/internal/units"
 	"github.com/shmloader/shmloader/producer/plan"
 )
 
@@ -212,8 +213,8 @@ func printTable(r Report) {
 	c := r.Config
 	fmt.Printf("%d rows in %d row groups (%d files), batch %d, %d partitions, window %d, drop_last %v, node %d of %d, %d epochs, seed %d\n",
 		c.Rows, c.Groups, c.Files, c.BatchSize, c.Partitions, c.Window, c.DropLast, c.Node, c.Nodes, c.Epochs, c.Seed)
-	fmt.Printf("node: %d row groups, %.1f MB at %d B a row; %d reads; best possible hit rate %.3f (every first read misses)\n\n",
-		r.NodeGroups, float64(r.NodeBytes)/1e6, c.RowBytes, r.Reads, r.Ceiling)
+	fmt.Printf("node: %d row groups, %s at %d B a row; %d reads; best possible hit rate %.3f (every first read misses)\n\n",
+		r.NodeGroups, units.Bytes(r.NodeBytes), c.RowBytes, r.Reads, r.Ceiling)
 	fmt.Println("| capacity | Belady hit rate | LRU hit rate | Belady / LRU |")
 	fmt.Println("|---:|---:|---:|---:|")
 	for _, x := range r.Results {

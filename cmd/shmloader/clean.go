@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/shmloader/shmloader/internal/units"
 	"github.com/shmloader/shmloader/shm"
 )
 
@@ -48,7 +49,7 @@ func runClean(args []string, stdout, stderr io.Writer) error {
 	live := false
 	for _, l := range left {
 		for _, f := range l.Files {
-			fmt.Fprintf(stdout, "%s %s (%s)\n", verb, f.Path, bytesText(f.Size))
+			fmt.Fprintf(stdout, "%s %s (%s)\n", verb, f.Path, units.Bytes(f.Size))
 		}
 		files, bytes = files+len(l.Files), bytes+l.Bytes()
 		switch {
@@ -68,9 +69,9 @@ func runClean(args []string, stdout, stderr io.Writer) error {
 	}
 	if *dryRun {
 		fmt.Fprintf(stdout, "clean: %d stale file(s) (%s) would be removed from %s; --dry-run removed nothing\n",
-			files, bytesText(bytes), d)
+			files, units.Bytes(bytes), d)
 	} else {
-		fmt.Fprintf(stdout, "clean: %d stale file(s) (%s) removed from %s\n", files, bytesText(bytes), d)
+		fmt.Fprintf(stdout, "clean: %d stale file(s) (%s) removed from %s\n", files, units.Bytes(bytes), d)
 	}
 	if live {
 		return exitStatus{exitLiveJob}

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shmloader/shmloader/internal/units"
 	"github.com/shmloader/shmloader/shm"
 )
 
@@ -97,7 +98,7 @@ func TestStatusAndCleanOfAKilledProducer(t *testing.T) {
 	}
 
 	o := shmloader(t, "", time.Minute, "status", "--dir", dir)
-	row := fmt.Sprintf("train  %d  3      %s  %s\n", dead.Process.Pid, bytesText(bytes), hint)
+	row := fmt.Sprintf("train  %d  3      %s  %s\n", dead.Process.Pid, units.Bytes(bytes), hint)
 	if o.code != 0 || !strings.Contains(o.stdout, "left by dead producers in "+dir) || !strings.Contains(o.stdout, row) ||
 		!strings.Contains(o.stdout, fmt.Sprintf("live  %d", live.Process.Pid)) {
 		t.Errorf("status: want the live job and the dead one's row %q; got %v", row, o)
@@ -137,7 +138,7 @@ func TestStatusAndCleanOfAKilledProducer(t *testing.T) {
 		}
 		before = files(t, dir)
 		want := fmt.Sprintf("shmloader status: job \"train\": its producer%s is dead; it left 3 files (%s) in %s: %s removes them\n",
-			c.pid, bytesText(bytes-int64(len(written)-len(c.lock))), dir, hint)
+			c.pid, units.Bytes(bytes-int64(len(written)-len(c.lock))), dir, hint)
 		o = shmloader(t, "", time.Minute, "status", "train", "--dir", dir, "--once")
 		if o.code != 1 || o.stderr != want || o.stdout != "" {
 			t.Errorf("status train with lock file %q: want exit 1 and %q; got %v", c.lock, want, o)
@@ -165,7 +166,7 @@ func TestStatusAndCleanOfAKilledProducer(t *testing.T) {
 		t.Errorf("clean train --dry-run: %v", o)
 	}
 	for p, n := range left {
-		if line := fmt.Sprintf("would remove %s (%s)\n", p, bytesText(n)); !strings.Contains(o.stdout, line) {
+		if line := fmt.Sprintf("would remove %s (%s)\n", p, units.Bytes(n)); !strings.Contains(o.stdout, line) {
 			t.Errorf("clean train --dry-run does not list %q: %v", line, o)
 		}
 	}
@@ -189,7 +190,7 @@ func TestStatusAndCleanOfAKilledProducer(t *testing.T) {
 	}
 	after := files(t, dir)
 	for p, n := range left {
-		if !strings.Contains(o.stdout, fmt.Sprintf("removed %s (%s)\n", p, bytesText(n))) {
+		if !strings.Contains(o.stdout, fmt.Sprintf("removed %s (%s)\n", p, units.Bytes(n))) {
 			t.Errorf("clean does not name %s: %v", p, o)
 		}
 		delete(before, p)

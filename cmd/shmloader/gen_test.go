@@ -29,7 +29,7 @@ func TestGenAndInspect(t *testing.T) {
 	}
 	report := out.String()
 	for _, want := range []*regexp.Regexp{
-		regexp.MustCompile(`part-00000\.parquet +1500 +3 +[0-9.]+ kB +ZSTD`),
+		regexp.MustCompile(`part-00000\.parquet +1500 +3 +[0-9.]+ KiB +ZSTD`),
 		regexp.MustCompile(`(?m)^  f003 +float32 +no$`),
 		regexp.MustCompile(`(?m)^  f000 +float32 +yes$`),
 		regexp.MustCompile(`(?m)^  s00 +utf8 +yes$`),

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/shmloader/shmloader/internal/units"
 	"github.com/shmloader/shmloader/producer/dataset"
 )
 
@@ -110,7 +111,7 @@ func printInspect(out io.Writer, d *dataset.Dataset, rowGroups bool) {
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "%-*s\tROWS\tROW GROUPS\tBYTES\tCOMPRESSION\t\n", w, "PATH")
 	for i, f := range d.Files {
-		fmt.Fprintf(tw, "%-*s\t%d\t%d\t%s\t%s\t\n", w, f.Path, perFile[i].rows, perFile[i].rowGroups, size(f.Size), codecs(f))
+		fmt.Fprintf(tw, "%-*s\t%d\t%d\t%s\t%s\t\n", w, f.Path, perFile[i].rows, perFile[i].rowGroups, units.Bytes(f.Size), codecs(f))
 	}
 	tw.Flush()
 
@@ -147,7 +148,7 @@ func printInspect(out io.Writer, d *dataset.Dataset, rowGroups bool) {
 	fmt.Fprintf(out, "\ntotals:\n")
 	tw = tabwriter.NewWriter(out, 0, 0, 1, ' ', 0)
 	fmt.Fprintf(tw, "  files:\t%d\n  row groups:\t%d\n  rows:\t%d\n", len(d.Files), len(d.RowGroups), d.Rows)
-	fmt.Fprintf(tw, "  compressed:\t%s (%d bytes)\n  uncompressed:\t%s (%d bytes)\n", size(comp), comp, size(uncomp), uncomp)
+	fmt.Fprintf(tw, "  compressed:\t%s (%d bytes)\n  uncompressed:\t%s (%d bytes)\n", units.Bytes(comp), comp, units.Bytes(uncomp), uncomp)
 	tw.Flush()
 
 	if rowGroups {
@@ -155,7 +156,7 @@ func printInspect(out io.Writer, d *dataset.Dataset, rowGroups bool) {
 		tw = tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintf(tw, "GLOBAL\t%-*s\tINDEX\tROWS\tCOMPRESSED\tUNCOMPRESSED\t\n", w, "FILE")
 		for _, rg := range d.RowGroups {
-			fmt.Fprintf(tw, "%d\t%-*s\t%d\t%d\t%s\t%s\t\n", rg.Global, w, rg.File.Path, rg.Index, rg.Rows, size(rg.CompressedBytes), size(rg.UncompressedBytes))
+			fmt.Fprintf(tw, "%d\t%-*s\t%d\t%d\t%s\t%s\t\n", rg.Global, w, rg.File.Path, rg.Index, rg.Rows, units.Bytes(rg.CompressedBytes), units.Bytes(rg.UncompressedBytes))
 		}
 		tw.Flush()
 	}
@@ -182,18 +183,6 @@ func codecs(f *dataset.File) string {
 	}
 	sort.Strings(names)
 	return strings.Join(names, ",")
-}
-
-func size(n int64) string {
-	switch {
-	case n >= 1e9:
-		return fmt.Sprintf("%.2f GB", float64(n)/1e9)
-	case n >= 1e6:
-		return fmt.Sprintf("%.1f MB", float64(n)/1e6)
-	case n >= 1e3:
-		return fmt.Sprintf("%.1f kB", float64(n)/1e3)
-	}
-	return fmt.Sprintf("%d B", n)
 }
 
 func yesNo(b bool) string {

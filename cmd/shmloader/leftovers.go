@@ -9,6 +9,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/shmloader/shmloader/internal/units"
 	"github.com/shmloader/shmloader/ring"
 	"github.com/shmloader/shmloader/shm"
 )
@@ -95,7 +96,7 @@ func (v deadView) message(dir string) string {
 		pid = fmt.Sprintf(" (pid %d)", v.PID)
 	}
 	return fmt.Sprintf("job %q: its producer%s is dead; it left %s (%s) in %s: %s removes them",
-		v.Job, pid, count(len(v.Files), "file"), bytesText(v.Bytes), dir, v.Clean)
+		v.Job, pid, count(len(v.Files), "file"), units.Bytes(v.Bytes), dir, v.Clean)
 }
 
 // deadJobStatus is `status JOB` for a job without a live producer: if a dead one left
@@ -126,7 +127,7 @@ func printDeadJobs(w io.Writer, dir string, dead []deadView) error {
 		if v.PID != 0 {
 			pid = fmt.Sprint(v.PID)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", v.Job, pid, len(v.Files), bytesText(v.Bytes), v.Clean)
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", v.Job, pid, len(v.Files), units.Bytes(v.Bytes), v.Clean)
 	}
 	return tw.Flush()
 }

@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/shmloader/shmloader/internal/units"
 	"github.com/shmloader/shmloader/producer/config"
 	"github.com/shmloader/shmloader/producer/plan"
 	"github.com/shmloader/shmloader/producer/serve"
@@ -188,7 +189,7 @@ func serveConfig(ctx context.Context, path string, overrides map[string]string, 
 		return nil
 	}
 	if err == nil {
-		log.Info(fmt.Sprintf("done in %.1f s, peak RSS %.0f MiB; segments removed", time.Since(start).Seconds(), peakRSS()),
+		log.Info(fmt.Sprintf("done in %.1f s, peak RSS %s; segments removed", time.Since(start).Seconds(), units.Bytes(peakRSS())),
 			"seconds", time.Since(start).Seconds(), "peak_rss_mib", peakRSS())
 	}
 	return err
@@ -257,12 +258,12 @@ func startProfile(path string) (stop func(), err error) {
 	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
 
-// peakRSS is this process's peak resident set in MiB (shared-memory pages it touched
+// peakRSS is this process's peak resident set in bytes (shared-memory pages it touched
 // included).
-func peakRSS() float64 {
+func peakRSS() int64 {
 	var ru syscall.Rusage
 	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
 		return 0
 	}
-	return float64(ru.Maxrss) / 1024
+	return ru.Maxrss << 10 // Linux counts it in KiB
 }

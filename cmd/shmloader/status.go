@@ -17,6 +17,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/shmloader/shmloader/internal/units"
 	"github.com/shmloader/shmloader/producer/serve"
 	"github.com/shmloader/shmloader/ring"
 	"github.com/shmloader/shmloader/shm"
@@ -315,7 +316,7 @@ func printView(w io.Writer, v statusView) {
 			hit = 100 * float64(c.Hits) / float64(c.Hits+c.Misses)
 		}
 		fmt.Fprintf(w, "cache %s: %s of %s (this node's data %s), %d entries, hits %d misses %d (%.0f%%), evictions %d\n",
-			c.Dir, bytesText(c.ResidentBytes), bytesText(c.BudgetBytes), bytesText(c.NodeBytes), c.Entries, c.Hits, c.Misses, hit, c.Evictions)
+			c.Dir, units.Bytes(c.ResidentBytes), units.Bytes(c.BudgetBytes), units.Bytes(c.NodeBytes), c.Entries, c.Hits, c.Misses, hit, c.Evictions)
 	} else {
 		fmt.Fprintln(w, "cache: off")
 	}
@@ -397,21 +398,6 @@ func si(v float64) string {
 		return fmt.Sprintf("%.1fK", v/1e3)
 	}
 	return fmt.Sprintf("%.0f", v)
-}
-
-func bytesText(n int64) string {
-	const unit = 1024
-	f := float64(n)
-	for _, u := range []string{"B", "KiB", "MiB", "GiB", "TiB"} {
-		if f < unit || u == "TiB" {
-			if u == "B" {
-				return fmt.Sprintf("%d B", n)
-			}
-			return fmt.Sprintf("%.1f %s", f, u)
-		}
-		f /= unit
-	}
-	return ""
 }
 
 func isTerminal(w io.Writer) bool {

@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/shmloader/shmloader/internal/units"
 	"github.com/shmloader/shmloader/producer/config"
 	"github.com/shmloader/shmloader/producer/dataset"
 	"github.com/shmloader/shmloader/producer/serve"
@@ -51,7 +52,7 @@ func verifyCommand(dsPath, cfgPath string, workers int, quiet bool, out, log io.
 	for _, rg := range ds.RowGroups {
 		total += rg.CompressedBytes
 	}
-	fmt.Fprintf(out, "dataset: %s (%d files, %d row groups, %s)\n", ds.Pattern, len(ds.Files), len(ds.RowGroups), size(total))
+	fmt.Fprintf(out, "dataset: %s (%d files, %d row groups, %s)\n", ds.Pattern, len(ds.Files), len(ds.RowGroups), units.Bytes(total))
 	if cfgPath != "" {
 		fmt.Fprintf(out, "columns: %d, those %s reads, as serve reads them\n", len(v.Columns()), cfgPath)
 	} else {
@@ -100,7 +101,7 @@ func printVerify(out io.Writer, rep *serve.VerifyReport, rowGroups int, took tim
 		rgs = fmt.Sprintf("%d of %d row groups", rep.RowGroups, rowGroups)
 	}
 	checked := fmt.Sprintf("checked %s, %d column chunks, %d pages, %s (%d bytes) in %.1f s",
-		rgs, rep.Chunks, rep.Pages, size(rep.Bytes), rep.Bytes, took.Seconds())
+		rgs, rep.Chunks, rep.Pages, units.Bytes(rep.Bytes), rep.Bytes, took.Seconds())
 	if stopped {
 		checked = "stopped by a signal: " + checked
 	}
@@ -193,16 +194,16 @@ func progressLine(bar bool, done int64, rowGroups int, bytes, share, total, dama
 	if frac > 0 {
 		eta = "ETA " + time.Duration(float64(elapsed)*(1-frac)/frac).Round(time.Second).String()
 	}
-	rate := size(int64(float64(bytes)/max(elapsed.Seconds(), 1e-3))) + "/s"
+	rate := units.Bytes(int64(float64(bytes)/max(elapsed.Seconds(), 1e-3))) + "/s"
 	found := ""
 	if damaged > 0 {
 		found = fmt.Sprintf(", %d damaged", damaged)
 	}
 	if !bar {
-		return fmt.Sprintf("inspect --verify: %d/%d row groups, %s, %s, %s%s", done, rowGroups, size(bytes), rate, eta, found)
+		return fmt.Sprintf("inspect --verify: %d/%d row groups, %s, %s, %s%s", done, rowGroups, units.Bytes(bytes), rate, eta, found)
 	}
 	const width = 24
 	n := int(frac * width)
 	return fmt.Sprintf("verify [%s%s] %d/%d row groups  %s  %s  %s%s",
-		strings.Repeat("#", n), strings.Repeat(".", width-n), done, rowGroups, size(bytes), rate, eta, strings.ReplaceAll(found, ",", " "))
+		strings.Repeat("#", n), strings.Repeat(".", width-n), done, rowGroups, units.Bytes(bytes), rate, eta, strings.ReplaceAll(found, ",", " "))
 }

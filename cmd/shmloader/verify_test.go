@@ -98,7 +98,7 @@ func TestInspectVerifyCleanDataset(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(log.String()), "\n")
-	progress := regexp.MustCompile(`^inspect --verify: [0-4]/4 row groups, [0-9.]+ [kMG]?B, [0-9.]+ [kMG]?B/s, ETA [-0-9.a-zµ]+$`)
+	progress := regexp.MustCompile(`^inspect --verify: [0-4]/4 row groups, [0-9.]+ (?:[KMGT]iB|B), [0-9.]+ (?:[KMGT]iB|B)/s, ETA [-0-9.a-zµ]+$`)
 	for _, l := range lines {
 		if !progress.MatchString(l) {
 			t.Errorf("progress line %q", l)
@@ -189,12 +189,12 @@ func TestProgressLine(t *testing.T) {
 		damaged int64
 		want    string
 	}{
-		{false, 0, "inspect --verify: 16/64 row groups, 100.0 MB, 50.0 MB/s, ETA 6s"},
-		{true, 0, "verify [######..................] 16/64 row groups  100.0 MB  50.0 MB/s  ETA 6s"},
-		{false, 2, "inspect --verify: 16/64 row groups, 100.0 MB, 50.0 MB/s, ETA 6s, 2 damaged"},
-		{true, 2, "verify [######..................] 16/64 row groups  100.0 MB  50.0 MB/s  ETA 6s  2 damaged"},
+		{false, 0, "inspect --verify: 16/64 row groups, 100.0 MiB, 50.0 MiB/s, ETA 6s"},
+		{true, 0, "verify [######..................] 16/64 row groups  100.0 MiB  50.0 MiB/s  ETA 6s"},
+		{false, 2, "inspect --verify: 16/64 row groups, 100.0 MiB, 50.0 MiB/s, ETA 6s, 2 damaged"},
+		{true, 2, "verify [######..................] 16/64 row groups  100.0 MiB  50.0 MiB/s  ETA 6s  2 damaged"},
 	} {
-		if got := progressLine(c.bar, 16, 64, 100e6, 250, 1000, c.damaged, 2*time.Second); got != c.want {
+		if got := progressLine(c.bar, 16, 64, 100<<20, 250, 1000, c.damaged, 2*time.Second); got != c.want {
 			t.Errorf("progressLine(bar %v, %d damaged) = %q, want %q", c.bar, c.damaged, got, c.want)
 		}
 	}

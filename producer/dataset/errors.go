@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/shmloader/shmloader/internal/errkind"
 	"github.com/shmloader/shmloader/producer/pages"
 	"github.com/shmloader/shmloader/producer/storage"
 )
@@ -53,18 +54,10 @@ func (e *Error) Error() string {
 
 func (e *Error) Unwrap() error { return e.Err }
 
-// kindError gives a sentinel a specific message: errors.Is finds the sentinel, and the
-// text reads "is double, but a.parquet has float" instead of repeating the sentinel.
-type kindError struct {
-	kind error
-	msg  string
-}
-
-func (e *kindError) Error() string { return e.msg }
-func (e *kindError) Unwrap() error { return e.kind }
-
+// kindf gives a sentinel a specific message (errkind): errors.Is finds the sentinel, and
+// the text reads "is double, but a.parquet has float" instead of repeating the sentinel.
 func kindf(kind error, format string, args ...any) error {
-	return &kindError{kind: kind, msg: fmt.Sprintf(format, args...)}
+	return errkind.Errorf(kind, format, args...)
 }
 
 // recovered turns a panic inside arrow-go into an error: a corrupt file must never take

@@ -47,7 +47,10 @@ func writeLogical(t *testing.T, path string, n int) {
 	defer fh.Close()
 	props := parquet.NewWriterProperties(parquet.WithDictionaryDefault(false), parquet.WithStats(true))
 	w := file.NewParquetWriter(fh, root, file.WithWriterProps(props))
-	rg := w.AppendRowGroup()
+	rg, err := w.AppendRowGroupChecked()
+	if err != nil {
+		t.Fatal(err)
+	}
 	ids := make([]int64, n)
 	js, ss := make([]parquet.ByteArray, n), make([]parquet.ByteArray, n)
 	us := make([]parquet.FixedLenByteArray, n)

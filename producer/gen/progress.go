@@ -6,6 +6,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/shmloader/shmloader/internal/units"
 )
 
 // progress counts rows and bytes written by all files and prints them once a second.
@@ -29,8 +31,8 @@ func startProgress(w io.Writer, total int64, start time.Time) *progress {
 				return
 			case <-t.C:
 				rows, secs := p.rows.Load(), time.Since(start).Seconds()
-				fmt.Fprintf(w, "gen: %d/%d rows (%.0f%%), %.1f MB, %.0f rows/s\n",
-					rows, total, 100*float64(rows)/float64(total), float64(p.bytes.Load())/1e6, float64(rows)/secs)
+				fmt.Fprintf(w, "gen: %d/%d rows (%.0f%%), %s, %.0f rows/s\n",
+					rows, total, 100*float64(rows)/float64(total), units.Bytes(p.bytes.Load()), float64(rows)/secs)
 			}
 		}
 	}()

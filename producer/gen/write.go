@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/shmloader/shmloader/internal/units"
 )
 
 // FileName is the name of file i of a dataset.
@@ -70,8 +72,8 @@ feed:
 			return err
 		}
 	}
-	fmt.Fprintf(progress, "gen: wrote %d rows in %d files (%.1f MB) to %s in %.1f s\n",
-		cfg.Rows, cfg.Files, float64(p.bytes.Load())/1e6, cfg.Out, time.Since(start).Seconds())
+	fmt.Fprintf(progress, "gen: wrote %d rows in %d files (%s) to %s in %.1f s\n",
+		cfg.Rows, cfg.Files, units.Bytes(p.bytes.Load()), cfg.Out, time.Since(start).Seconds())
 	return nil
 }
 

@@ -130,17 +130,6 @@ func joinPages(ps []page) []byte {
 	return b
 }
 
-// dataPages returns the indices of the data pages among ps.
-func dataPages(ps []page) []int {
-	var idx []int
-	for i, p := range ps {
-		if p.h.Type == DataPage || p.h.Type == DataPageV2 {
-			idx = append(idx, i)
-		}
-	}
-	return idx
-}
-
 func testCodec(t testing.TB, c compress.Compression) compress.Codec {
 	t.Helper()
 	codec, err := compress.GetCodec(c)

@@ -3,6 +3,8 @@ package pages
 import (
 	"errors"
 	"fmt"
+
+	"github.com/shmloader/shmloader/internal/errkind"
 )
 
 var (
@@ -28,19 +30,11 @@ func (e *Error) Error() string {
 
 func (e *Error) Unwrap() error { return e.Err }
 
-// kindError gives a sentinel a specific message.
-type kindError struct {
-	kind error
-	msg  string
-}
-
-func (e *kindError) Error() string { return e.msg }
-func (e *kindError) Unwrap() error { return e.kind }
-
+// corrupt and unsupported give their sentinel a specific message (errkind).
 func corrupt(format string, args ...any) error {
-	return &kindError{kind: ErrCorrupt, msg: fmt.Sprintf(format, args...)}
+	return errkind.Errorf(ErrCorrupt, format, args...)
 }
 
 func unsupported(format string, args ...any) error {
-	return &kindError{kind: ErrUnsupported, msg: fmt.Sprintf(format, args...)}
+	return errkind.Errorf(ErrUnsupported, format, args...)
 }

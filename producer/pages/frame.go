@@ -1,10 +1,9 @@
 package pages
 
 import (
-	"encoding/binary"
-
 	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/klauspost/compress/s2"
+	"github.com/klauspost/compress/zstd"
 )
 
 // CheckBody refuses a compressed page body that announces more bytes than the page's
@@ -33,30 +32,9 @@ func CheckBody(codec compress.Compression, raw []byte, size int) error {
 // 8878, 3.1.1); ok is false when the frame does not say or b is not a zstd frame (the
 // decoder then reports what is wrong).
 func zstdContentSize(b []byte) (uint64, bool) {
-	if len(b) < 5 || binary.LittleEndian.Uint32(b) != 0xFD2FB528 {
+	var h zstd.Header
+	if h.Decode(b) != nil || !h.HasFCS {
 		return 0, false
 	}
-	fhd := b[4]
-	single := fhd>>5&1 == 1
-	pos := 5
-	if !single {
-		pos++ // Window_Descriptor
-	}
-	pos += [4]int{0, 1, 2, 4}[fhd&3] // Dictionary_ID
-	size := [4]int{0, 2, 4, 8}[fhd>>6]
-	if size == 0 && single {
-		size = 1
-	}
-	if size == 0 || len(b) < pos+size {
-		return 0, false
-	}
-	switch size {
-	case 1:
-		return uint64(b[pos]), true
-	case 2:
-		return uint64(binary.LittleEndian.Uint16(b[pos:])) + 256, true
-	case 4:
-		return uint64(binary.LittleEndian.Uint32(b[pos:])), true
-	}
-	return binary.LittleEndian.Uint64(b[pos:]), true
+	return h.FrameContentSize, true
 }

@@ -202,7 +202,10 @@ func (f tfile) write(t testing.TB) []byte {
 	w := file.NewParquetWriter(&buf, f.schema(t), file.WithWriterProps(parquet.NewWriterProperties(props...)))
 	first := 0
 	for _, n := range f.rows {
-		rg := w.AppendRowGroup()
+		rg, err := w.AppendRowGroupChecked()
+		if err != nil {
+			t.Fatal(err)
+		}
 		for _, c := range f.cols {
 			cw, err := rg.NextColumn()
 			if err != nil {

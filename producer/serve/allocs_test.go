@@ -46,7 +46,7 @@ func writePaged(t *testing.T, path string, rows int, pageBytes int64) {
 		b.Field(1).(*array.Int64Builder).Append(int64(i % 37))
 		b.Field(2).(*array.StringBuilder).Append(fmt.Sprint("k", i%11))
 	}
-	rec := b.NewRecord()
+	rec := b.NewRecordBatch()
 	defer rec.Release()
 	fh, err := os.Create(path)
 	if err != nil {

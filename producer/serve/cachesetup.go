@@ -9,6 +9,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/shmloader/shmloader/cache"
+	"github.com/shmloader/shmloader/internal/units"
 )
 
 // openStore sets up where decoded row groups live: the cache when cache.dir is set and
@@ -123,7 +124,7 @@ func (s *server) cacheSummary() string {
 		break
 	}
 	line := fmt.Sprintf("cache %s (config %s): budget %s for this node's %s; holds %d of its %d row groups (%s) already",
-		c.Dir(), config, sizeText(uint64(c.Budget())), sizeText(uint64(s.cacheNeed)), n, total, sizeText(uint64(bytes)))
+		c.Dir(), config, units.Bytes(uint64(c.Budget())), units.Bytes(uint64(s.cacheNeed)), n, total, units.Bytes(uint64(bytes)))
 	if c.Budget() < s.cacheNeed {
 		line += "\nserve: warning: the cache cannot hold all of this node's data: the row groups needed soonest are kept, later epochs decode the rest (raise cache.size, or free disk space)"
 	}
@@ -137,5 +138,5 @@ func (s *server) cacheStatus() string {
 		return ""
 	}
 	st := s.store.cache.Stats()
-	return fmt.Sprintf(" | cache hit %d miss %d served %s evict %d", st.Hits, st.Misses, sizeText(uint64(st.HitBytes)), st.Evictions)
+	return fmt.Sprintf(" | cache hit %d miss %d served %s evict %d", st.Hits, st.Misses, units.Bytes(uint64(st.HitBytes)), st.Evictions)
 }

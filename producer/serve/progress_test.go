@@ -94,16 +94,3 @@ func TestLiveSnapshot(t *testing.T) {
 		}
 	}
 }
-
-// TestSizeText: every byte figure of the summary, status and final lines has its unit,
-// and a count under 1 KiB is not rounded away.
-func TestSizeText(t *testing.T) {
-	for n, want := range map[uint64]string{
-		0: "0 B", 300: "300 B", 1023: "1023 B", 1024: "1 KiB", 788 << 10: "788 KiB",
-		1 << 20: "1.0 MiB", 755<<20 + 600<<10: "755.6 MiB", 5 << 29: "2.5 GiB",
-	} {
-		if got := sizeText(n); got != want {
-			t.Errorf("sizeText(%d) = %q, want %q", n, got, want)
-		}
-	}
-}

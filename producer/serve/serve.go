@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/shmloader/shmloader/internal/units"
 	"github.com/shmloader/shmloader/producer/config"
 	"github.com/shmloader/shmloader/producer/plan"
 	"github.com/shmloader/shmloader/producer/storage"
@@ -211,7 +212,7 @@ func Run(ctx context.Context, cfg *config.Config, opt Options) ([]Result, error)
 		s.store.mapped.close()
 		st := c.Stats()
 		s.logf("cache: %d hits, %d misses, %s served from it, %d written, %d evicted, %d not admitted, %d corrupt dropped",
-			st.Hits, st.Misses, sizeText(uint64(st.HitBytes)), s.stats.written.Load(), st.Evictions, st.Refused, st.Corrupt)
+			st.Hits, st.Misses, units.Bytes(uint64(st.HitBytes)), s.stats.written.Load(), st.Evictions, st.Refused, st.Corrupt)
 	}
 
 	results := make([]Result, cfg.Ranks)

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/shmloader/shmloader/internal/units"
 	"github.com/shmloader/shmloader/producer/plan"
 	"github.com/shmloader/shmloader/ring"
 )
@@ -115,7 +116,7 @@ func (s *server) summary(dir string, hash uint64, workers int, g *ring.Geometry)
 		epochs = "endless"
 	}
 	s.log.Info(fmt.Sprintf("job %q: %d rings × %d slots × %s in %s, config 0x%016x, %d workers, epochs %s, seed %d",
-		c.Job, c.Ranks, c.RingDepth, sizeText(g.SlotSize), dir, hash, workers, epochs, c.Seed),
+		c.Job, c.Ranks, c.RingDepth, units.Bytes(g.SlotSize), dir, hash, workers, epochs, c.Seed),
 		"job", c.Job, "ranks", c.Ranks, "slots", c.RingDepth, "slot_bytes", g.SlotSize, "dir", dir,
 		"config_hash", fmt.Sprintf("0x%016x", hash), "workers", workers, "epochs", c.Epochs, "seed", c.Seed)
 	s.memorySummary(g)
@@ -149,7 +150,7 @@ func (s *server) memorySummary(g *ring.Geometry) {
 	}
 	n := uint64(s.windows.capacity)
 	s.log.Info(fmt.Sprintf("memory: rings %s + at most %d windows of %d row groups × %d rows × %d B = %s of decoded rows (%s)",
-		sizeText(rings), n, rgs, s.blocks.maxRows, perRow, sizeText(n*window), where),
+		units.Bytes(rings), n, rgs, s.blocks.maxRows, perRow, units.Bytes(n*window), where),
 		"ring_bytes", rings, "windows", n, "window_bytes", window, "window_rows_in", where)
 }
 
@@ -163,18 +164,4 @@ func listText(xs []int) string {
 		parts[i] = fmt.Sprint(x)
 	}
 	return strings.Join(parts, ", ")
-}
-
-// sizeText is a byte count for people, always with its unit; one under 1 KiB in bytes
-// (never "0 KiB" for a few hundred).
-func sizeText(n uint64) string {
-	switch {
-	case n >= 1<<30:
-		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.0f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d B", n)
 }

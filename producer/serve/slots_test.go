@@ -6,6 +6,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/shmloader/shmloader/internal/units"
 	"github.com/shmloader/shmloader/producer/dataset"
 )
 
@@ -69,7 +70,7 @@ func TestSlotsHoldTheLargestBatch(t *testing.T) {
 		for _, line := range []string{
 			fmt.Sprintf("batch_size %d: no batch of this node holds more than %d rows", bs, want),
 			fmt.Sprintf("tensor id           int64    [%d]", want),
-			fmt.Sprintf("%d rings × 4 slots × %s in", cfg.Ranks, sizeText(slotBytes[0])),
+			fmt.Sprintf("%d rings × 4 slots × %s in", cfg.Ranks, units.Bytes(slotBytes[0])),
 		} {
 			if !strings.Contains(log.String(), line) {
 				t.Errorf("batch_size %d: the summary lacks %q:\n%s", bs, line, log.String())

@@ -290,7 +290,8 @@ func (c *windows) submit(w *window, urgent bool) {
 // check and its Wait, so none misses the broadcast.
 func (c *windows) wake() {
 	c.mu.Lock()
-	c.mu.Unlock() //nolint:staticcheck // an empty critical section orders the broadcast after every check
+	//lint:ignore SA2001 the empty critical section orders the broadcast after every get's check
+	c.mu.Unlock()
 	c.changed.Broadcast()
 }
 

@@ -413,7 +413,10 @@ func lowLevel(t *testing.T, path string, lt schema.LogicalType, p parquet.Type, 
 	}
 	defer fh.Close()
 	w := file.NewParquetWriter(fh, root, file.WithWriterProps(parquet.NewWriterProperties(parquet.WithDictionaryDefault(dict))))
-	rg := w.AppendRowGroup()
+	rg, err := w.AppendRowGroupChecked()
+	if err != nil {
+		t.Fatal(err)
+	}
 	cw, err := rg.NextColumn()
 	if err != nil {
 		t.Fatal(err)

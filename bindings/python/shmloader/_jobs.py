@@ -186,9 +186,9 @@ def _size_text(n: int) -> str:
     if n < 1024:
         return f"{n} B"
     value = float(n)
-    for unit in ("KiB", "MiB", "GiB", "TiB"):
+    for unit in ("KiB", "MiB", "GiB", "TiB", "PiB", "EiB"):
         value /= 1024
-        if value < 1024 or unit == "TiB":
+        if value < 1024 or unit == "EiB":
             break
     return f"{value:.1f} {unit}"
 

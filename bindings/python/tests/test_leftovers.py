@@ -26,7 +26,7 @@ def size_text(n: int) -> str:
     """Bytes as the shmloader command prints them: 812 B, 36.0 KiB, 24.0 MiB."""
     if n < 1024:
         return f"{n} B"
-    value, units = n / 1024, ["KiB", "MiB", "GiB", "TiB"]
+    value, units = n / 1024, ["KiB", "MiB", "GiB", "TiB", "PiB", "EiB"]
     while value >= 1024 and len(units) > 1:
         value, units = value / 1024, units[1:]
     return f"{value:.1f} {units[0]}"

@@ -50,7 +50,7 @@ def codecs(shmloader_bin: Path, path: Path) -> str:
     proc = subprocess.run([str(shmloader_bin), "inspect", str(path)],
                           capture_output=True, text=True, timeout=60)  # fmt: skip
     assert proc.returncode == 0, proc.stderr
-    m = re.search(r"\.parquet +\d+ +\d+ +[0-9.]+ [kMG]?B +(\S+)", proc.stdout)
+    m = re.search(r"\.parquet +\d+ +\d+ +[0-9.]+ (?:[KMGT]iB|B) +(\S+)", proc.stdout)
     assert m, proc.stdout
     return m.group(1)
 
