@@ -11,6 +11,8 @@ import (
 	"sort"
 	"strings"
 	"syscall"
+
+	"github.com/shmloader/shmloader/internal/errkind"
 )
 
 // Local is the Store of a local (or mounted) file system.
@@ -28,7 +30,7 @@ func (Local) List(ctx context.Context, pattern string) (Listing, error) {
 		return Listing{}, &Error{Op: "list", Path: path, Err: err}
 	}
 	if pattern == "" {
-		return fail(pattern, kind(ErrNoObjects, "empty dataset path"))
+		return fail(pattern, errkind.Errorf(ErrNoObjects, "empty dataset path"))
 	}
 	var paths []string
 	var root string
@@ -80,7 +82,7 @@ func (Local) List(ctx context.Context, pattern string) (Listing, error) {
 		objs = append(objs, o)
 	}
 	if len(objs) == 0 {
-		return fail(pattern, resolvedAgainstCwd(pattern, kind(ErrNoObjects, "no Parquet files match")))
+		return fail(pattern, resolvedAgainstCwd(pattern, errkind.Errorf(ErrNoObjects, "no Parquet files match")))
 	}
 	sort.Slice(objs, func(i, j int) bool { return objs[i].Path < objs[j].Path })
 	return Listing{Objects: objs, Root: root}, nil
@@ -111,7 +113,7 @@ func (Local) Open(_ context.Context, o Object) (Reader, error) {
 		if st.Size() == o.Size {
 			what = "same size, another modification or change time"
 		}
-		err = kind(ErrChanged, fmt.Sprintf("the file changed since it was listed (%s): restart to read it as it is now", what))
+		err = errkind.Errorf(ErrChanged, "the file changed since it was listed (%s): restart to read it as it is now", what)
 	}
 	if err != nil {
 		fh.Close()

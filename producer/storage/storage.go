@@ -95,13 +95,3 @@ func URLScheme(pattern string) (string, bool) {
 	}
 	return scheme, true
 }
-
-// kindError gives a sentinel a specific message: errors.Is finds the sentinel.
-type kindError struct {
-	kind error
-	msg  string
-}
-
-func kind(k error, msg string) error { return &kindError{k, msg} }
-func (e *kindError) Error() string   { return e.msg }
-func (e *kindError) Unwrap() error   { return e.kind }
