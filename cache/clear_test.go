@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/shmloader/shmloader/internal/testkit"
 )
 
 func TestListDescribesTheDir(t *testing.T) {
@@ -86,13 +88,13 @@ func TestClearRefusesWhileOpenAndNamesThePid(t *testing.T) {
 		t.Fatalf("Clear while open here: %v", err)
 	}
 	c.Close()
-	p := spawn(t, "holder", roleCfg{Dir: dir, Size: 1 << 20, Shards: 2})
-	child := pidOf(t, p.line(t, "open", 20*time.Second))
+	p := testkit.Spawn(t, "holder", roleCfg{Dir: dir, Size: 1 << 20, Shards: 2})
+	child := pidOf(t, p.Line(t, "open", 20*time.Second))
 	err = Clear(dir)
 	if !errors.Is(err, ErrLive) || !strings.Contains(err.Error(), fmt.Sprint(child)) || !strings.Contains(err.Error(), dir) {
 		t.Fatalf("Clear while a child has it open: %v", err)
 	}
-	p.kill()
+	p.Kill()
 	if err := Clear(dir); err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/shmloader/shmloader/internal/testkit"
 )
 
 // A writer killed with its Writer open leaves a locked temp file and a reservation. The
@@ -12,13 +14,13 @@ import (
 func TestWriterKilledMidWrite(t *testing.T) {
 	dir := t.TempDir()
 	cfg := roleCfg{Dir: dir, Size: 64 << 20, Shards: 2, Start: 10}
-	p := spawn(t, "hang-writer", cfg)
-	p.line(t, "writing", 20*time.Second)
+	p := testkit.Spawn(t, "hang-writer", cfg)
+	p.Line(t, "writing", 20*time.Second)
 	l, err := List(dir)
 	if err != nil || len(l.Temps) != 1 || !l.Temps[0].Live {
 		t.Fatalf("while writing: %v\n%s", err, l)
 	}
-	p.kill()
+	p.Kill()
 	if l, _ = List(dir); len(l.Temps) != 1 || l.Temps[0].Live {
 		t.Fatalf("after the kill the temp file should be there, unheld:\n%s", l)
 	}
@@ -52,9 +54,9 @@ func TestWriterKilledBetweenRenameAndManifest(t *testing.T) {
 			dir := t.TempDir()
 			k := key(20)
 			live, _ := openCache(t, dir, 64<<20, 2)
-			p := spawn(t, "hang-rename", roleCfg{Dir: dir, Size: 64 << 20, Shards: 2, Start: 20})
-			p.line(t, "renamed", 20*time.Second)
-			p.kill()
+			p := testkit.Spawn(t, "hang-rename", roleCfg{Dir: dir, Size: 64 << 20, Shards: 2, Start: 20})
+			p.Line(t, "renamed", 20*time.Second)
+			p.Kill()
 			final := filepath.Join(dir, shardName(k.shard(2)), entryName(k))
 			if _, err := os.Stat(final); err != nil {
 				t.Fatalf("renamed entry missing: %v", err)

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/shmloader/shmloader/internal/testkit"
 )
 
 // mountTmpfs mounts a tmpfs of the given options at a new dir; ok=false where mounting is
@@ -59,8 +61,8 @@ func TestFullDiskIsErrNoSpaceAtCreate(t *testing.T) {
 		mustGet(t, c, key(1), 600<<10)
 	}
 	// Always, as well: a file size limit makes fallocate fail with EFBIG, in a child.
-	p := spawn(t, "fsize", roleCfg{Dir: t.TempDir(), Size: 64 << 20})
-	if l := p.line(t, "nospace", 20*time.Second); !strings.HasPrefix(l, "nospace true 1 ") {
+	p := testkit.Spawn(t, "fsize", roleCfg{Dir: t.TempDir(), Size: 64 << 20})
+	if l := p.Line(t, "nospace", 20*time.Second); !strings.HasPrefix(l, "nospace true 1 ") {
 		t.Fatalf("under RLIMIT_FSIZE: %q, want ErrNoSpace and one write error", l)
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/shmloader/shmloader/internal/testkit"
 )
 
 // One process's commits are hits for another, including one that had the dir open
@@ -17,9 +19,9 @@ func TestCommitsOfOneProcessAreHitsForAnother(t *testing.T) {
 		mustMiss(t, c, key(i))
 	}
 	cfg := roleCfg{Dir: dir, Size: 64 << 20, Shards: 4, Keys: 40}
-	spawn(t, "write", cfg).line(t, "done", 20*time.Second)
-	r := spawn(t, "read", cfg)
-	if got := r.line(t, "hits", 20*time.Second); got != "hits 40" {
+	testkit.Spawn(t, "write", cfg).Line(t, "done", 20*time.Second)
+	r := testkit.Spawn(t, "read", cfg)
+	if got := r.Line(t, "hits", 20*time.Second); got != "hits 40" {
 		t.Fatalf("second process: %q, want all 40 hits", got)
 	}
 	for i := range 40 {
@@ -34,15 +36,15 @@ func TestTwoProcessesShareADirUnderABudget(t *testing.T) {
 	dir := t.TempDir()
 	const size = 300_000
 	c, _ := openCache(t, dir, size, 4) // creates the dir; also a third reader
-	procs := []*proc{
-		spawn(t, "mixed", roleCfg{Dir: dir, Size: size, Shards: 4, Seed: 1, Keys: 60, Ops: 400}),
-		spawn(t, "mixed", roleCfg{Dir: dir, Size: size, Shards: 4, Seed: 2, Keys: 60, Ops: 400}),
+	procs := []*testkit.Proc{
+		testkit.Spawn(t, "mixed", roleCfg{Dir: dir, Size: size, Shards: 4, Seed: 1, Keys: 60, Ops: 400}),
+		testkit.Spawn(t, "mixed", roleCfg{Dir: dir, Size: size, Shards: 4, Seed: 2, Keys: 60, Ops: 400}),
 	}
 	done := make(chan Stats, len(procs))
 	for _, p := range procs {
 		go func() {
 			var s Stats
-			l := p.line(t, "stats", 60*time.Second)
+			l := p.Line(t, "stats", 60*time.Second)
 			json.Unmarshal([]byte(strings.TrimPrefix(l, "stats ")), &s)
 			done <- s
 		}()

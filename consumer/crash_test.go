@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shmloader/shmloader/internal/testkit"
 	"github.com/shmloader/shmloader/producer/synthetic"
 	"github.com/shmloader/shmloader/shm"
 )
@@ -51,10 +52,10 @@ func read(t *testing.T, c *Consumer, n int) *Batch {
 
 func TestProducerKilledIsReportedWithinTwoSeconds(t *testing.T) {
 	dir, job := shmDir(t), jobName()
-	p := spawn(t, "producer", endless(dir, job, 1))
+	p := testkit.Spawn(t, "producer", endless(dir, job, 1))
 	c := mustAttach(t, job, 0, dir)
 	read(t, c, 50)
-	p.kill()
+	p.Kill()
 	killed := time.Now()
 	for {
 		b, err := c.Next(5 * time.Second)
@@ -77,15 +78,14 @@ func TestProducerKilledIsReportedWithinTwoSeconds(t *testing.T) {
 
 func TestKilledConsumerLeavesOthersServedAndRingReattachable(t *testing.T) {
 	dir, job := shmDir(t), jobName()
-	spawn(t, "producer", endless(dir, job, 2))
+	testkit.Spawn(t, "producer", endless(dir, job, 2))
 	other := mustAttach(t, job, 1, dir)
 	read(t, other, 20)
 
-	h := spawn(t, "holder", map[string]string{"Dir": dir, "Job": job})
-	first := h.line(t, "held", 10*time.Second)
-	h.line(t, "held", 10*time.Second)
-	h.kill()
-	h.cmd.Wait()
+	h := testkit.Spawn(t, "holder", map[string]string{"Dir": dir, "Job": job})
+	first := h.Line(t, "held", 10*time.Second)
+	h.Line(t, "held", 10*time.Second)
+	h.Kill()
 
 	before := read(t, other, 1).Seq
 	after := read(t, other, 200).Seq // the producer keeps serving rank 1
@@ -102,7 +102,7 @@ func TestKilledConsumerLeavesOthersServedAndRingReattachable(t *testing.T) {
 
 func TestSecondConsumerOfARankIsRefused(t *testing.T) {
 	dir, job := shmDir(t), jobName()
-	spawn(t, "producer", endless(dir, job, 1))
+	testkit.Spawn(t, "producer", endless(dir, job, 1))
 	c := mustAttach(t, job, 0, dir)
 	if _, err := Attach(job, 0, Options{Dir: dir, Timeout: time.Second}); !errors.Is(err, ErrBusy) {
 		t.Fatalf("second attach: want ErrBusy, got %v", err)
@@ -113,7 +113,7 @@ func TestSecondConsumerOfARankIsRefused(t *testing.T) {
 
 func TestAttachBeyondTheJobsRanksFailsAtOnce(t *testing.T) {
 	dir, job := shmDir(t), jobName()
-	spawn(t, "producer", endless(dir, job, 2))
+	testkit.Spawn(t, "producer", endless(dir, job, 2))
 	mustAttach(t, job, 1, dir) // the producer is up
 	start := time.Now()
 	_, err := Attach(job, 2, Options{Dir: dir, Timeout: 5 * time.Second})
@@ -127,19 +127,18 @@ func TestAttachBeyondTheJobsRanksFailsAtOnce(t *testing.T) {
 
 func TestRestartAfterKillNeedsNoCleanup(t *testing.T) {
 	dir, job := shmDir(t), jobName()
-	a := spawn(t, "producer", endless(dir, job, 2))
+	a := testkit.Spawn(t, "producer", endless(dir, job, 2))
 	c := mustAttach(t, job, 0, dir)
 	read(t, c, 5)
-	a.kill()
-	a.cmd.Wait()
+	a.Kill()
 	seg := shm.SegmentPath(dir, os.Getuid(), job, 0)
 	if _, err := os.Stat(seg); err != nil {
 		t.Fatalf("a killed producer should leave its segment behind: %v", err)
 	}
-	b := spawn(t, "producer", endless(dir, job, 2))
+	b := testkit.Spawn(t, "producer", endless(dir, job, 2))
 	c2 := mustAttach(t, job, 0, dir)
-	if pid := c2.Geometry().ProducerPID; int(pid) != b.cmd.Process.Pid {
-		t.Fatalf("attached to pid %d, new producer is %d", pid, b.cmd.Process.Pid)
+	if pid := c2.Geometry().ProducerPID; int(pid) != b.Cmd.Process.Pid {
+		t.Fatalf("attached to pid %d, new producer is %d", pid, b.Cmd.Process.Pid)
 	}
 	if got := read(t, c2, 10); got.Epoch != 0 {
 		t.Fatalf("new producer starts at epoch %d", got.Epoch)
@@ -161,15 +160,14 @@ func TestRestartAfterKillNeedsNoCleanup(t *testing.T) {
 
 func TestCleanNeverRemovesALiveProducer(t *testing.T) {
 	dir, job := shmDir(t), jobName()
-	p := spawn(t, "producer", endless(dir, job, 2))
+	p := testkit.Spawn(t, "producer", endless(dir, job, 2))
 	c := mustAttach(t, job, 1, dir)
 	removed, err := shm.Clean(dir)
 	if err != nil || len(removed) != 0 {
 		t.Fatalf("clean with a live producer removed %v (err %v)", removed, err)
 	}
 	read(t, c, 20)
-	p.kill()
-	p.cmd.Wait()
+	p.Kill()
 	removed, err = shm.Clean(dir)
 	if err != nil || len(removed) != 3 {
 		t.Fatalf("clean after the kill removed %v (err %v), want 2 segments and the lock", removed, err)
@@ -182,11 +180,11 @@ func TestCleanNeverRemovesALiveProducer(t *testing.T) {
 
 func TestSecondProducerOfAJobFails(t *testing.T) {
 	dir, job := shmDir(t), jobName()
-	p := spawn(t, "producer", endless(dir, job, 1))
+	p := testkit.Spawn(t, "producer", endless(dir, job, 1))
 	c := mustAttach(t, job, 0, dir)
 	_, err := synthetic.Run(context.Background(), endless(dir, job, 1))
-	if !errors.Is(err, shm.ErrJobBusy) || !strings.Contains(err.Error(), strconv.Itoa(p.cmd.Process.Pid)) {
-		t.Fatalf("second producer: want ErrJobBusy naming pid %d, got %v", p.cmd.Process.Pid, err)
+	if !errors.Is(err, shm.ErrJobBusy) || !strings.Contains(err.Error(), strconv.Itoa(p.Cmd.Process.Pid)) {
+		t.Fatalf("second producer: want ErrJobBusy naming pid %d, got %v", p.Cmd.Process.Pid, err)
 	}
 	read(t, c, 5) // the first one still serves
 }
@@ -200,7 +198,7 @@ func TestSegmentsArePrivateAndExclusive(t *testing.T) {
 	if err := os.Symlink(target, seg); err != nil {
 		t.Fatal(err)
 	}
-	spawn(t, "producer", endless(dir, job, 1))
+	testkit.Spawn(t, "producer", endless(dir, job, 1))
 	// A consumer is either refused (the link) or finds the producer's replacement.
 	if c0, err := Attach(job, 0, Options{Dir: dir, Timeout: time.Second}); err == nil {
 		c0.Close()
@@ -232,7 +230,7 @@ func TestSeekBeyondTheRunIsRefused(t *testing.T) {
 	dir, job := shmDir(t), jobName()
 	cfg := producerConfig(dir, job)
 	cfg.Epochs, cfg.Batches, cfg.Interval = 2, 10, 200*time.Microsecond
-	spawn(t, "producer", cfg)
+	testkit.Spawn(t, "producer", cfg)
 	c := mustAttach(t, job, 0, dir)
 	defer c.Close()
 	for _, pos := range [][2]uint64{{2, 0}, {0, 11}} {

@@ -6,6 +6,8 @@ import (
 	"hash/crc32"
 	"testing"
 	"time"
+
+	"github.com/shmloader/shmloader/internal/testkit"
 )
 
 // TestStressExactlyOnceInOrder streams a million batches from a producer process and
@@ -19,7 +21,7 @@ func TestStressExactlyOnceInOrder(t *testing.T) {
 	dir, job := shmDir(t), jobName()
 	cfg := producerConfig(dir, job)
 	cfg.Rows, cfg.RowBytes, cfg.Batches, cfg.Depth = 1, 24, uint64(n), 16
-	p := spawn(t, "producer", cfg)
+	p := testkit.Spawn(t, "producer", cfg)
 
 	c, err := Attach(job, 0, Options{Dir: dir, Timeout: 10 * time.Second})
 	if err != nil {
@@ -72,7 +74,7 @@ func TestStressExactlyOnceInOrder(t *testing.T) {
 		t.Fatalf("got %d batches and %d epoch ends, want %d and 1", got, epochEnds, n)
 	}
 	want := fmt.Sprintf("rank=0 batches=%d rows=%d crc32=%08x", n, n, crc)
-	if line := p.line(t, "rank=0", 30*time.Second); line != want {
+	if line := p.Line(t, "rank=0", 30*time.Second); line != want {
 		t.Fatalf("producer published %q, consumer saw %q", line, want)
 	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shmloader/shmloader/internal/testkit"
 	"github.com/shmloader/shmloader/internal/units"
 	"github.com/shmloader/shmloader/shm"
 )
@@ -20,9 +22,8 @@ import (
 // every ring's header is published; the test's end kills it.
 func producer(t *testing.T, dir, job string, ranks int) *exec.Cmd {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "debug-produce", "--job", job, "--dir", dir, "--ranks", fmt.Sprint(ranks),
+	cmd := testkit.Command(context.Background(), mainRole, "", "debug-produce", "--job", job, "--dir", dir, "--ranks", fmt.Sprint(ranks),
 		"--epochs", "0", "--interval-us", "1000", "--quiet")
-	cmd.Env = append(os.Environ(), runMainEnv+"=1")
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}

@@ -2,17 +2,13 @@ package main
 
 import (
 	"bytes"
-	"os"
 	"path/filepath"
 	"regexp"
-	"strings"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/arrow-go/v18/parquet"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+
+	"github.com/shmloader/shmloader/internal/testkit"
 )
 
 // inspect lists the fields of structs by dotted path and the partition columns of
@@ -24,27 +20,9 @@ func TestInspectStructsAndPartitions(t *testing.T) {
 		{Name: "st", Type: arrow.StructOf(arrow.Field{Name: "a", Type: arrow.PrimitiveTypes.Int32}), Nullable: true},
 	}, nil)
 	for _, dir := range []string{"day=1/x", "day=2"} {
-		rec, _, err := array.RecordFromJSON(memory.DefaultAllocator, sc, strings.NewReader(`[{"id": 1, "st": {"a": 2}}]`))
-		if err != nil {
-			t.Fatal(err)
-		}
-		os.MkdirAll(filepath.Join(root, dir), 0o755)
-		fh, err := os.Create(filepath.Join(root, dir, "p.parquet"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		fw, err := pqarrow.NewFileWriter(sc, fh, parquet.NewWriterProperties(), pqarrow.DefaultWriterProps())
-		if err == nil {
-			err = fw.Write(rec)
-		}
-		if err == nil {
-			err = fw.Close()
-		}
-		fh.Close()
+		rec := testkit.RecordFromJSON(t, sc, `[{"id": 1, "st": {"a": 2}}]`)
+		testkit.WriteParquet(t, filepath.Join(root, dir, "p.parquet"), rec, testkit.Parquet{})
 		rec.Release()
-		if err != nil {
-			t.Fatal(err)
-		}
 	}
 	var out, log bytes.Buffer
 	if err := inspectCommand([]string{root}, &out, &log); err != nil {

@@ -15,15 +15,17 @@ import (
 	"time"
 
 	"github.com/shmloader/shmloader/consumer"
+	"github.com/shmloader/shmloader/internal/testkit"
 	"github.com/shmloader/shmloader/producer/config"
 )
 
-// The test binary is also the command: with runMainEnv set it runs main, so the tests
-// see real exit statuses and the real stdout and stderr of the process.
-const runMainEnv = "SHMLOADER_TEST_RUN_MAIN"
+// The test binary is also the command: in the role mainRole (testkit.Command) it runs
+// main, so the tests see real exit statuses and the real stdout and stderr of the
+// process.
+const mainRole = "main"
 
 func TestMain(m *testing.M) {
-	if os.Getenv(runMainEnv) == "1" {
+	if role, _ := testkit.Role(); role == mainRole {
 		main()
 		os.Exit(0)
 	}
@@ -48,10 +50,10 @@ func shmloader(t *testing.T, dir string, timeout time.Duration, args ...string) 
 func runCommand(dir string, timeout time.Duration, args ...string) (outcome, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, os.Args[0], args...)
+	cmd := testkit.Command(ctx, mainRole, "", args...)
 	cmd.Dir = dir
 	// Under -race a process that exits 0 waits a second for late reports; not here.
-	cmd.Env = append(cmd.Environ(), runMainEnv+"=1", "GORACE=atexit_sleep_ms=0")
+	cmd.Env = append(cmd.Environ(), "GORACE=atexit_sleep_ms=0")
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()

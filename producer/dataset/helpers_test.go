@@ -3,7 +3,7 @@ package dataset
 import (
 	"context"
 	"fmt"
-	"os"
+	"io"
 	"path/filepath"
 	"testing"
 
@@ -14,6 +14,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
+	"github.com/shmloader/shmloader/internal/testkit"
 	"github.com/shmloader/shmloader/producer/storage"
 )
 
@@ -81,40 +82,31 @@ func writeRecord(t testing.TB, path string, rec arrow.RecordBatch, o writeOpts) 
 	if o.rgRows == 0 {
 		o.rgRows = rec.NumRows() + 1
 	}
-	fh, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fh.Close()
-	props := parquet.NewWriterProperties(append([]parquet.WriterProperty{parquet.WithCompression(o.codec), parquet.WithMaxRowGroupLength(o.rgRows)}, o.props...)...)
-	fw, err := pqarrow.NewFileWriter(rec.Schema(), fh, props, pqarrow.DefaultWriterProps())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := fw.Write(rec); err != nil {
-		t.Fatal(err)
-	}
-	if o.checksums {
-		meta, err := fw.FileMetadata()
-		if err != nil {
-			t.Fatal(err)
+	footer := func(fw *pqarrow.FileWriter, written io.ReaderAt) error {
+		if o.checksums {
+			meta, err := fw.FileMetadata()
+			if err != nil {
+				return err
+			}
+			sums, err := ChunkChecksums(written, meta)
+			if err != nil {
+				return err
+			}
+			if err := fw.AppendKeyValueMetadata(ChecksumKey, sums); err != nil {
+				return err
+			}
 		}
-		sums, err := ChunkChecksums(fh, meta)
-		if err != nil {
-			t.Fatal(err)
+		for k, v := range o.kv {
+			if err := fw.AppendKeyValueMetadata(k, v); err != nil {
+				return err
+			}
 		}
-		if err := fw.AppendKeyValueMetadata(ChecksumKey, sums); err != nil {
-			t.Fatal(err)
-		}
+		return nil
 	}
-	for k, v := range o.kv {
-		if err := fw.AppendKeyValueMetadata(k, v); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := fw.Close(); err != nil {
-		t.Fatal(err)
-	}
+	testkit.WriteParquet(t, path, rec, testkit.Parquet{
+		Props:       append([]parquet.WriterProperty{parquet.WithCompression(o.codec), parquet.WithMaxRowGroupLength(o.rgRows)}, o.props...),
+		BeforeClose: footer,
+	})
 }
 
 // writeTest writes rows first..first+n-1 of the test schema to dir/name.

@@ -10,10 +10,10 @@ import (
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+
+	"github.com/shmloader/shmloader/internal/testkit"
 )
 
 // writeJSON writes rows (a JSON array of objects) of schema sc to path with the Arrow
@@ -21,33 +21,15 @@ import (
 // large_list and dictionaries read back as written. Row groups hold rgRows rows (0: one).
 func writeJSON(t testing.TB, path string, sc *arrow.Schema, rows string, rgRows int64) {
 	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	rec, _, err := array.RecordFromJSON(memory.DefaultAllocator, sc, strings.NewReader(rows))
-	if err != nil {
-		t.Fatal(err)
-	}
+	rec := testkit.RecordFromJSON(t, sc, rows)
 	defer rec.Release()
 	if rgRows == 0 {
 		rgRows = rec.NumRows() + 1
 	}
-	fh, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fh.Close()
-	props := parquet.NewWriterProperties(parquet.WithMaxRowGroupLength(rgRows))
-	fw, err := pqarrow.NewFileWriter(sc, fh, props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := fw.Write(rec); err != nil {
-		t.Fatal(err)
-	}
-	if err := fw.Close(); err != nil {
-		t.Fatal(err)
-	}
+	testkit.WriteParquet(t, path, rec, testkit.Parquet{
+		Props: []parquet.WriterProperty{parquet.WithMaxRowGroupLength(rgRows)},
+		Arrow: []pqarrow.WriterOption{pqarrow.WithStoreSchema()},
+	})
 }
 
 // readColumns reads columns of every row group of d and returns each column's values

@@ -14,9 +14,9 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/file"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/apache/arrow-go/v18/parquet/schema"
 
+	"github.com/shmloader/shmloader/internal/testkit"
 	"github.com/shmloader/shmloader/producer/pages"
 )
 
@@ -40,17 +40,6 @@ func writeLogical(t *testing.T, path string, n int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fh, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fh.Close()
-	props := parquet.NewWriterProperties(parquet.WithDictionaryDefault(false), parquet.WithStats(true))
-	w := file.NewParquetWriter(fh, root, file.WithWriterProps(props))
-	rg, err := w.AppendRowGroupChecked()
-	if err != nil {
-		t.Fatal(err)
-	}
 	ids := make([]int64, n)
 	js, ss := make([]parquet.ByteArray, n), make([]parquet.ByteArray, n)
 	us := make([]parquet.FixedLenByteArray, n)
@@ -63,22 +52,21 @@ func writeLogical(t *testing.T, path string, n int) {
 		u[15] = byte(i)
 		us[i] = u
 	}
-	cw, _ := rg.NextColumn()
-	cw.(*file.Int64ColumnChunkWriter).WriteBatch(ids, nil, nil)
-	cw.Close()
-	cw, _ = rg.NextColumn()
-	cw.(*file.ByteArrayColumnChunkWriter).WriteBatch(js, def, nil)
-	cw.Close()
-	cw, _ = rg.NextColumn()
-	cw.(*file.FixedLenByteArrayColumnChunkWriter).WriteBatch(us, def, nil)
-	cw.Close()
-	cw, _ = rg.NextColumn()
-	cw.(*file.ByteArrayColumnChunkWriter).WriteBatch(ss, def, nil)
-	cw.Close()
-	rg.Close()
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
+	props := []parquet.WriterProperty{parquet.WithDictionaryDefault(false), parquet.WithStats(true)}
+	testkit.WriteColumns(t, path, root, props, 1, func(_, col int, cw file.ColumnChunkWriter) error {
+		var err error
+		switch col {
+		case 0:
+			_, err = cw.(*file.Int64ColumnChunkWriter).WriteBatch(ids, nil, nil)
+		case 1:
+			_, err = cw.(*file.ByteArrayColumnChunkWriter).WriteBatch(js, def, nil)
+		case 2:
+			_, err = cw.(*file.FixedLenByteArrayColumnChunkWriter).WriteBatch(us, def, nil)
+		case 3:
+			_, err = cw.(*file.ByteArrayColumnChunkWriter).WriteBatch(ss, def, nil)
+		}
+		return err
+	})
 }
 
 // rewriteFooter replaces the footer of the Parquet file at path with edit's version of
@@ -203,20 +191,7 @@ func TestEmptyDataPageIsSkipped(t *testing.T) {
 	sc := arrow.NewSchema([]arrow.Field{{Name: "x", Type: arrow.PrimitiveTypes.Int64, Nullable: true}}, nil)
 	rec := array.NewRecordBatch(sc, []arrow.Array{a}, 10)
 	defer rec.Release()
-	fh, err := os.Create(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fw, err := pqarrow.NewFileWriter(sc, fh, parquet.NewWriterProperties(parquet.WithDictionaryDefault(false)), pqarrow.DefaultWriterProps())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := fw.Write(rec); err != nil {
-		t.Fatal(err)
-	}
-	if err := fw.Close(); err != nil {
-		t.Fatal(err)
-	}
+	testkit.WriteParquet(t, p, rec, testkit.Parquet{Props: []parquet.WriterProperty{parquet.WithDictionaryDefault(false)}})
 	insertEmptyPage(t, p)
 	d, err := Open(p)
 	if err != nil {

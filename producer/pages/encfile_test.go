@@ -18,6 +18,8 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+
+	"github.com/shmloader/shmloader/internal/testkit"
 )
 
 // The value encodings are checked against arrow-go: a file is written with its writer,
@@ -44,7 +46,7 @@ func (f encFile) write(t testing.TB) []byte {
 	if f.v2 {
 		version = parquet.DataPageV2
 	}
-	props := parquet.NewWriterProperties(
+	props := []parquet.WriterProperty{
 		parquet.WithDictionaryDefault(false),
 		parquet.WithEncoding(f.enc),
 		parquet.WithDataPageVersion(version),
@@ -53,21 +55,10 @@ func (f encFile) write(t testing.TB) []byte {
 		parquet.WithBatchSize(50),
 		parquet.WithMaxRowGroupLength(f.rgRows),
 		parquet.WithStats(true),
-	)
-	var buf bytes.Buffer
-	w, err := pqarrow.NewFileWriter(schema, &buf, props, pqarrow.DefaultWriterProps())
-	if err != nil {
-		t.Fatal(err)
 	}
 	rec := array.NewRecordBatch(schema, f.cols, int64(f.cols[0].Len()))
 	defer rec.Release()
-	if err := w.Write(rec); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
+	return testkit.ParquetBytes(t, rec, testkit.Parquet{Props: props})
 }
 
 // encChunk is column col's chunk in row group rg of a file, as the Decoder takes it.

@@ -17,6 +17,8 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/apache/arrow-go/v18/parquet/schema"
+
+	"github.com/shmloader/shmloader/internal/testkit"
 )
 
 // The decoder against arrow-go as the reference: files written by arrow-go's writer in
@@ -198,44 +200,26 @@ func (f tfile) write(t testing.TB) []byte {
 			props = append(props, parquet.WithEncodingFor(c.path(), parquet.Encodings.RLE))
 		}
 	}
-	var buf bytes.Buffer
-	w := file.NewParquetWriter(&buf, f.schema(t), file.WithWriterProps(parquet.NewWriterProperties(props...)))
-	first := 0
-	for _, n := range f.rows {
-		rg, err := w.AppendRowGroupChecked()
-		if err != nil {
-			t.Fatal(err)
+	return testkit.ColumnBytes(t, f.schema(t), props, len(f.rows), func(g, col int, cw file.ColumnChunkWriter) error {
+		c, n := f.cols[col], f.rows[g]
+		first := 0
+		for _, m := range f.rows[:g] {
+			first += m
 		}
-		for _, c := range f.cols {
-			cw, err := rg.NextColumn()
-			if err != nil {
-				t.Fatal(err)
-			}
-			defs := make([]int16, 0, n)
-			var vals []cell
-			for r := first; r < first+n; r++ {
-				d := c.def(r, f.salt)
-				defs = append(defs, d)
-				if d == c.maxDef() {
-					vals = append(vals, c.value(r, f.salt))
-				}
-			}
-			if c.maxDef() == 0 {
-				defs = nil
-			}
-			if err := writeBatch(cw, vals, defs); err != nil {
-				t.Fatalf("column %s: %v", c.path(), err)
+		defs := make([]int16, 0, n)
+		var vals []cell
+		for r := first; r < first+n; r++ {
+			d := c.def(r, f.salt)
+			defs = append(defs, d)
+			if d == c.maxDef() {
+				vals = append(vals, c.value(r, f.salt))
 			}
 		}
-		if err := rg.Close(); err != nil {
-			t.Fatal(err)
+		if c.maxDef() == 0 {
+			defs = nil
 		}
-		first += n
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
+		return writeBatch(cw, vals, defs)
+	})
 }
 
 func writeBatch(cw file.ColumnChunkWriter, vals []cell, defs []int16) error {
@@ -803,21 +787,12 @@ func pqarrowFile(t testing.TB, rows, rgRows int, codec compress.Compression, ver
 	}
 	rec := b.NewRecordBatch()
 	defer rec.Release()
-	var buf bytes.Buffer
-	props := parquet.NewWriterProperties(parquet.WithCompression(codec), parquet.WithDataPageVersion(version),
-		parquet.WithDictionaryDefault(true), parquet.WithDictionaryPageSizeLimit(2000), parquet.WithDataPageSize(1000),
-		parquet.WithBatchSize(100), parquet.WithMaxRowGroupLength(int64(rgRows)))
-	w, err := pqarrow.NewFileWriter(sc, &buf, props, pqarrow.NewArrowWriterProperties(pqarrow.WithDeprecatedInt96Timestamps(true)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Write(rec); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
+	return testkit.ParquetBytes(t, rec, testkit.Parquet{
+		Props: []parquet.WriterProperty{parquet.WithCompression(codec), parquet.WithDataPageVersion(version),
+			parquet.WithDictionaryDefault(true), parquet.WithDictionaryPageSizeLimit(2000), parquet.WithDataPageSize(1000),
+			parquet.WithBatchSize(100), parquet.WithMaxRowGroupLength(int64(rgRows))},
+		Arrow: []pqarrow.WriterOption{pqarrow.WithDeprecatedInt96Timestamps(true)},
+	})
 }
 
 // TestHandBuiltDictionaries: arrow-go never dictionary-encodes BOOLEAN or INT96, but

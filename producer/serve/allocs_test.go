@@ -8,7 +8,6 @@ package serve
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -17,8 +16,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/compress"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
+	"github.com/shmloader/shmloader/internal/testkit"
 	"github.com/shmloader/shmloader/producer/config"
 	"github.com/shmloader/shmloader/producer/dataset"
 	"github.com/shmloader/shmloader/producer/pages"
@@ -48,22 +47,8 @@ func writePaged(t *testing.T, path string, rows int, pageBytes int64) {
 	}
 	rec := b.NewRecordBatch()
 	defer rec.Release()
-	fh, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	props := parquet.NewWriterProperties(parquet.WithDataPageSize(pageBytes), parquet.WithBatchSize(64),
-		parquet.WithCompression(compress.Codecs.Snappy), parquet.WithMaxRowGroupLength(int64(rows)))
-	w, err := pqarrow.NewFileWriter(sc, fh, props, pqarrow.DefaultWriterProps())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Write(rec); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
+	testkit.WriteParquet(t, path, rec, testkit.Parquet{Props: []parquet.WriterProperty{parquet.WithDataPageSize(pageBytes), parquet.WithBatchSize(64),
+		parquet.WithCompression(compress.Codecs.Snappy), parquet.WithMaxRowGroupLength(int64(rows))}})
 }
 
 // countPages counts the pages of rg's chunks.

@@ -14,8 +14,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/compress"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
+	"github.com/shmloader/shmloader/internal/testkit"
 	"github.com/shmloader/shmloader/producer/config"
 	"github.com/shmloader/shmloader/producer/dataset"
 )
@@ -186,21 +186,6 @@ func writeDecoderTestFile(t *testing.T, path string, file int, props ...parquet.
 	}
 	rec := b.NewRecordBatch()
 	defer rec.Release()
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	props = append(props, parquet.WithMaxRowGroupLength(rgRows), parquet.WithDictionaryDefault(true),
-		parquet.WithDictionaryPageSizeLimit(800), parquet.WithDataPageSize(512), parquet.WithBatchSize(64))
-	w, err := pqarrow.NewFileWriter(sc, f, parquet.NewWriterProperties(props...), pqarrow.DefaultWriterProps())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Write(rec); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
+	testkit.WriteParquet(t, path, rec, testkit.Parquet{Props: append(props, parquet.WithMaxRowGroupLength(rgRows), parquet.WithDictionaryDefault(true),
+		parquet.WithDictionaryPageSizeLimit(800), parquet.WithDataPageSize(512), parquet.WithBatchSize(64))})
 }

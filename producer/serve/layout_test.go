@@ -12,11 +12,10 @@ import (
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
+	"github.com/shmloader/shmloader/internal/testkit"
 	"github.com/shmloader/shmloader/producer/config"
 	"github.com/shmloader/shmloader/producer/dataset"
 )
@@ -88,31 +87,12 @@ func writeLayouts(t testing.TB, root string) {
 		for k := range rows {
 			rows[k] = layoutRow(f.first + int64(k))
 		}
-		rec, _, err := array.RecordFromJSON(memory.DefaultAllocator, sc, strings.NewReader("["+strings.Join(rows, ",")+"]"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		dir := filepath.Join(root, filepath.FromSlash(f.dir))
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		fh, err := os.Create(filepath.Join(dir, "part-0.parquet"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		fw, err := pqarrow.NewFileWriter(sc, fh, parquet.NewWriterProperties(parquet.WithMaxRowGroupLength(30)),
-			pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
-		if err == nil {
-			err = fw.Write(rec)
-		}
-		if err == nil {
-			err = fw.Close()
-		}
+		rec := testkit.RecordFromJSON(t, sc, "["+strings.Join(rows, ",")+"]")
+		testkit.WriteParquet(t, filepath.Join(root, filepath.FromSlash(f.dir), "part-0.parquet"), rec, testkit.Parquet{
+			Props: []parquet.WriterProperty{parquet.WithMaxRowGroupLength(30)},
+			Arrow: []pqarrow.WriterOption{pqarrow.WithStoreSchema()},
+		})
 		rec.Release()
-		fh.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
 	}
 	os.WriteFile(filepath.Join(root, "_SUCCESS"), nil, 0o644)
 	os.WriteFile(filepath.Join(root, "year=2024", ".part-0.parquet.crc"), []byte("crc"), 0o644)

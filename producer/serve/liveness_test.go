@@ -1,18 +1,17 @@
 package serve
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/shmloader/shmloader/consumer"
+	"github.com/shmloader/shmloader/internal/testkit"
 	"github.com/shmloader/shmloader/producer/config"
 	"github.com/shmloader/shmloader/ring"
 )
@@ -135,14 +134,15 @@ func wantRank1GivenUp(t *testing.T, err error, since time.Time) {
 	}
 }
 
-// takeOneEnv names "job rank dir" for the test binary run as a trainer process: it
-// attaches, takes one batch, says "took" on stdout and waits to be killed.
-const takeOneEnv = "SHMLOADER_TEST_TAKE_ONE"
+// takeOneRole is the test binary run as a trainer process (testkit.Spawn), with "job rank
+// dir" for its config: it attaches, takes one batch, says "took" on stdout and waits to
+// be killed.
+const takeOneRole = "take-one"
 
-func takeOneAndWait() {
+func takeOneAndWait(cfg string) {
 	var job, dir string
 	var rank int
-	if _, err := fmt.Sscan(os.Getenv(takeOneEnv), &job, &rank, &dir); err != nil {
+	if _, err := fmt.Sscan(cfg, &job, &rank, &dir); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
@@ -164,27 +164,9 @@ func takeOneAndWait() {
 // that read for a while. Only its pid in the ring header, which a kill leaves, tells.
 func TestTrainerKilledBeforeItsFirstRelease(t *testing.T) {
 	cfg, dir, done := serveWithDrainTimeout(t)
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(self, "-test.run=^$")
-	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s 1 %s", takeOneEnv, cfg.Job, dir))
-	cmd.Stderr = os.Stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer cmd.Process.Kill()
-	line, err := bufio.NewReader(out).ReadString('\n')
-	if line != "took\n" {
-		t.Fatalf("trainer process: %q %v", line, err)
-	}
-	cmd.Process.Kill()
-	cmd.Wait()
+	trainer := testkit.Spawn(t, takeOneRole, fmt.Sprintf("%s 1 %s", cfg.Job, dir))
+	trainer.Line(t, "took", time.Minute)
+	trainer.Kill()
 	killed := time.Now()
 	wantRank1GivenUp(t, <-done, killed)
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/shmloader/shmloader/consumer"
+	"github.com/shmloader/shmloader/internal/testkit"
 	"github.com/shmloader/shmloader/producer/config"
 	"github.com/shmloader/shmloader/producer/dataset"
 	"github.com/shmloader/shmloader/producer/gen"
@@ -19,8 +20,8 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	if os.Getenv(takeOneEnv) != "" {
-		takeOneAndWait() // a trainer process for liveness_test.go
+	if role, cfg := testkit.Role(); role == takeOneRole {
+		takeOneAndWait(cfg) // a trainer process for liveness_test.go
 	}
 	code := m.Run()
 	if dataDir != "" {

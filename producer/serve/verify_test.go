@@ -19,6 +19,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
+	"github.com/shmloader/shmloader/internal/testkit"
 	"github.com/shmloader/shmloader/producer/config"
 	"github.com/shmloader/shmloader/producer/dataset"
 	"github.com/shmloader/shmloader/producer/dataset/pqdamage"
@@ -307,23 +308,10 @@ func TestVerifyFindsAValueServeRefuses(t *testing.T) {
 	}
 	rec := b.NewRecordBatch()
 	defer rec.Release()
-	path := filepath.Join(dir, "ts.parquet")
-	fh, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := pqarrow.NewFileWriter(sc, fh, parquet.NewWriterProperties(parquet.WithMaxRowGroupLength(500), parquet.WithDictionaryDefault(false)),
-		pqarrow.NewArrowWriterProperties(pqarrow.WithDeprecatedInt96Timestamps(true)))
-	if err == nil {
-		err = w.Write(rec)
-	}
-	if err == nil {
-		err = w.Close()
-	}
-	fh.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
+	path := testkit.WriteParquet(t, filepath.Join(dir, "ts.parquet"), rec, testkit.Parquet{
+		Props: []parquet.WriterProperty{parquet.WithMaxRowGroupLength(500), parquet.WithDictionaryDefault(false)},
+		Arrow: []pqarrow.WriterOption{pqarrow.WithDeprecatedInt96Timestamps(true)},
+	})
 	if _, err := pqdamage.Page(path, 1, "ts", 0, pqdamage.Last); err != nil { // the last value's julian day
 		t.Fatal(err)
 	}

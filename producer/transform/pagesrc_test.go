@@ -8,7 +8,6 @@ import (
 	"hash/fnv"
 	"math"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -19,6 +18,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
+	"github.com/shmloader/shmloader/internal/testkit"
 	"github.com/shmloader/shmloader/producer/config"
 	"github.com/shmloader/shmloader/producer/dataset"
 	"github.com/shmloader/shmloader/producer/pages"
@@ -128,22 +128,10 @@ func writePageTestFile(t *testing.T, path string, cols []pageCol, rgRows int64, 
 	sc := arrow.NewSchema(fields, nil)
 	rec := array.NewRecordBatch(sc, arrs, int64(len(cols[0].vals)))
 	defer rec.Release()
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	props = append(props, parquet.WithMaxRowGroupLength(rgRows), parquet.WithDictionaryDefault(true))
-	w, err := pqarrow.NewFileWriter(sc, f, parquet.NewWriterProperties(props...), pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Write(rec); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
+	testkit.WriteParquet(t, path, rec, testkit.Parquet{
+		Props: append(props, parquet.WithMaxRowGroupLength(rgRows), parquet.WithDictionaryDefault(true)),
+		Arrow: []pqarrow.WriterOption{pqarrow.WithStoreSchema()},
+	})
 }
 
 // rowGroupInput is one row group of the test file as both paths take it.

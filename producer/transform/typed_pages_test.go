@@ -7,7 +7,6 @@ import (
 	"math"
 	"math/big"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -25,6 +24,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/apache/arrow-go/v18/parquet/schema"
 
+	"github.com/shmloader/shmloader/internal/testkit"
 	"github.com/shmloader/shmloader/producer/config"
 	"github.com/shmloader/shmloader/producer/dataset"
 	"github.com/shmloader/shmloader/producer/pages"
@@ -237,27 +237,11 @@ func typedRecord() arrow.RecordBatch {
 }
 
 // writeTyped writes the test table to dir/name with the writer's options.
-func writeTyped(t *testing.T, dir, name string, props *parquet.WriterProperties, aprops pqarrow.ArrowWriterProperties) string {
+func writeTyped(t *testing.T, dir, name string, o testkit.Parquet) string {
 	t.Helper()
-	path := filepath.Join(dir, name)
-	fh, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fh.Close()
 	rec := typedRecord()
 	defer rec.Release()
-	fw, err := pqarrow.NewFileWriter(rec.Schema(), fh, props, aprops)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := fw.Write(rec); err != nil {
-		t.Fatal(err)
-	}
-	if err := fw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return testkit.WriteParquet(t, filepath.Join(dir, name), rec, o)
 }
 
 // typedOutputs are outputs over every column of the test table, and the steps each
@@ -314,11 +298,11 @@ func TestTypedPagesMatchArrow(t *testing.T) {
 	dir := t.TempDir()
 	small := []parquet.WriterProperty{parquet.WithMaxRowGroupLength(1000), parquet.WithDataPageSize(2048), parquet.WithDictionaryPageSizeLimit(4096)}
 	files := map[string]string{
-		"dict_v1": writeTyped(t, dir, "dict_v1.parquet", parquet.NewWriterProperties(small...), pqarrow.DefaultWriterProps()),
-		"plain_v2": writeTyped(t, dir, "plain_v2.parquet", parquet.NewWriterProperties(append(small, parquet.WithDictionaryDefault(false),
-			parquet.WithDataPageVersion(parquet.DataPageV2))...), pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema())),
-		"int96_int": writeTyped(t, dir, "int96_int.parquet", parquet.NewWriterProperties(append(small, parquet.WithStoreDecimalAsInteger(true))...),
-			pqarrow.NewArrowWriterProperties(pqarrow.WithDeprecatedInt96Timestamps(true), pqarrow.WithStoreSchema())),
+		"dict_v1": writeTyped(t, dir, "dict_v1.parquet", testkit.Parquet{Props: small}),
+		"plain_v2": writeTyped(t, dir, "plain_v2.parquet", testkit.Parquet{Props: append(small, parquet.WithDictionaryDefault(false),
+			parquet.WithDataPageVersion(parquet.DataPageV2)), Arrow: []pqarrow.WriterOption{pqarrow.WithStoreSchema()}}),
+		"int96_int": writeTyped(t, dir, "int96_int.parquet", testkit.Parquet{Props: append(small, parquet.WithStoreDecimalAsInteger(true)),
+			Arrow: []pqarrow.WriterOption{pqarrow.WithDeprecatedInt96Timestamps(true), pqarrow.WithStoreSchema()}}),
 	}
 	for name, path := range files {
 		ds, err := dataset.Open(path)
@@ -355,8 +339,8 @@ func TestTypedPagesMatchArrow(t *testing.T) {
 // timestamp's ms as stored, INT96 as ns, decimals as Python's float(Decimal).
 func TestTypedPagesValues(t *testing.T) {
 	dir := t.TempDir()
-	path := writeTyped(t, dir, "v.parquet", parquet.NewWriterProperties(parquet.WithMaxRowGroupLength(1000)),
-		pqarrow.NewArrowWriterProperties(pqarrow.WithDeprecatedInt96Timestamps(true)))
+	path := writeTyped(t, dir, "v.parquet", testkit.Parquet{Props: []parquet.WriterProperty{parquet.WithMaxRowGroupLength(1000)},
+		Arrow: []pqarrow.WriterOption{pqarrow.WithDeprecatedInt96Timestamps(true)}})
 	rec := typedRecord()
 	defer rec.Release()
 	for _, c := range []struct {
@@ -407,32 +391,9 @@ func lowLevel(t *testing.T, path string, lt schema.LogicalType, p parquet.Type, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	fh, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fh.Close()
-	w := file.NewParquetWriter(fh, root, file.WithWriterProps(parquet.NewWriterProperties(parquet.WithDictionaryDefault(dict))))
-	rg, err := w.AppendRowGroupChecked()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cw, err := rg.NextColumn()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := write(cw, defs); err != nil {
-		t.Fatal(err)
-	}
-	if err := cw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := rg.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
+	testkit.WriteColumns(t, path, root, []parquet.WriterProperty{parquet.WithDictionaryDefault(dict)}, 1, func(_, _ int, cw file.ColumnChunkWriter) error {
+		return write(cw, defs)
+	})
 }
 
 // TestByteArrayDecimals: BYTE_ARRAY decimals of every length, negative ones included,
@@ -657,7 +618,7 @@ func TestInt96DictionaryPages(t *testing.T) {
 // TestDate64Pages: a date64 column (pqarrow never infers one from a file, but a schema
 // may name it) reads DATE pages as arrow-go's transferDate64 does: days × 86400000.
 func TestDate64Pages(t *testing.T) {
-	path := writeTyped(t, t.TempDir(), "d.parquet", parquet.NewWriterProperties(parquet.WithMaxRowGroupLength(1000)), pqarrow.DefaultWriterProps())
+	path := writeTyped(t, t.TempDir(), "d.parquet", testkit.Parquet{Props: []parquet.WriterProperty{parquet.WithMaxRowGroupLength(1000)}})
 	ds, err := dataset.Open(path)
 	if err != nil {
 		t.Fatal(err)
