@@ -153,7 +153,7 @@ FUZZ_TARGETS = ring:FuzzValidateHeader ring:FuzzSlotHeader \
   producer/dataset:FuzzPageHeader producer/dataset:FuzzLZ4Hadoop producer/dataset:FuzzSanitizeFooter \
   producer/pages:FuzzDecoder producer/pages:FuzzHybrid producer/pages:FuzzHeader \
   producer/pages:FuzzDeltaBinaryPacked producer/pages:FuzzDeltaByteArray \
-  producer/config:FuzzParse cache:FuzzEntryHeader cache:FuzzManifest cache:FuzzManifestBody
+  producer/internal/thrift:FuzzReader producer/config:FuzzParse cache:FuzzEntryHeader cache:FuzzManifest cache:FuzzManifestBody
 FUZZTIME ?= 60s
 FUZZTIME_TEST ?= 2000x
 
