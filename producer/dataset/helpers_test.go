@@ -13,6 +13,8 @@ import (
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+
+	"github.com/shmloader/shmloader/producer/pages"
 )
 
 // testSchema: a int64, b float32 (nulls), s string (nulls), l list<int64> (nulls).
@@ -84,6 +86,7 @@ func writeRecord(t testing.TB, path string, rec arrow.RecordBatch, o writeOpts) 
 		t.Fatal(err)
 	}
 	defer fh.Close()
+	pages.RegisterCodecs() // o.codec may be LZ4
 	props := parquet.NewWriterProperties(append([]parquet.WriterProperty{parquet.WithCompression(o.codec), parquet.WithMaxRowGroupLength(o.rgRows)}, o.props...)...)
 	fw, err := pqarrow.NewFileWriter(rec.Schema(), fh, props, pqarrow.DefaultWriterProps())
 	if err != nil {

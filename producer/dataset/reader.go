@@ -11,6 +11,8 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+
+	"github.com/shmloader/shmloader/producer/pages"
 )
 
 // Reader decodes row groups of one file into Arrow arrays. A Reader is used by one
@@ -59,6 +61,7 @@ func (d *Dataset) OpenReader(f *File) (r *Reader, err error) {
 
 func newReader(src *checkedFile, meta *metadata.FileMetaData, props *parquet.ReaderProperties) (ar *pqarrow.FileReader, err error) {
 	defer recovered(&err)
+	pages.RegisterCodecs()
 	pf, err := file.NewParquetReader(src, file.WithMetadata(meta), file.WithReadProps(props))
 	if err != nil {
 		return nil, err

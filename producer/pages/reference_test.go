@@ -198,6 +198,7 @@ func (f tfile) write(t testing.TB) []byte {
 			props = append(props, parquet.WithEncodingFor(c.path(), parquet.Encodings.RLE))
 		}
 	}
+	RegisterCodecs() // for LZ4
 	var buf bytes.Buffer
 	w := file.NewParquetWriter(&buf, f.schema(t), file.WithWriterProps(parquet.NewWriterProperties(props...)))
 	first := 0
@@ -575,7 +576,8 @@ func allTypes() []tcol {
 }
 
 var codecs = []compress.Compression{compress.Codecs.Uncompressed, compress.Codecs.Snappy,
-	compress.Codecs.Zstd, compress.Codecs.Gzip, compress.Codecs.Brotli, compress.Codecs.Lz4Raw}
+	compress.Codecs.Zstd, compress.Codecs.Gzip, compress.Codecs.Brotli, compress.Codecs.Lz4Raw,
+	compress.Codecs.Lz4}
 
 // TestAgainstArrowGo: every physical type, required and optional, nulls none / some /
 // all, dictionary off, on, and overflowing into PLAIN mid-chunk, data pages v1 and v2,
