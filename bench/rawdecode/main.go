@@ -21,6 +21,7 @@ import (
 
 	"github.com/shmloader/shmloader/producer/config"
 	"github.com/shmloader/shmloader/producer/dataset"
+	"github.com/shmloader/shmloader/producer/pages"
 )
 
 func main() {
@@ -119,6 +120,7 @@ func readRowGroup(rg dataset.RowGroup, cols []int) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
+	pages.RegisterCodecs() // Parquet's LZ4
 	f, err := file.OpenParquetFile(rg.File.Path, false, file.WithMetadata(meta))
 	if err != nil {
 		return 0, err

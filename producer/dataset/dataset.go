@@ -4,9 +4,8 @@
 // columns and merges their types into one schema, adds the partition columns of
 // hive-style key=value folders, and reads the columns of one row group at a time, each
 // converted to the schema's type, fields of structs included. Every error names the
-// file, and where it applies the row group and the column. Importing it registers the
-// Parquet LZ4 codec that arrow-go lacks (lz4.go), so that every reader and writer of the
-// program can use it.
+// file, and where it applies the row group and the column. Its Reader registers the
+// Parquet LZ4 codec that arrow-go lacks (pages.RegisterCodecs) before arrow-go reads.
 package dataset
 
 import (

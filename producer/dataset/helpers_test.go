@@ -15,6 +15,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/shmloader/shmloader/internal/testkit"
+	"github.com/shmloader/shmloader/producer/pages"
 	"github.com/shmloader/shmloader/producer/storage"
 )
 
@@ -103,6 +104,7 @@ func writeRecord(t testing.TB, path string, rec arrow.RecordBatch, o writeOpts) 
 		}
 		return nil
 	}
+	pages.RegisterCodecs() // o.codec may be LZ4
 	testkit.WriteParquet(t, path, rec, testkit.Parquet{
 		Props:       append([]parquet.WriterProperty{parquet.WithCompression(o.codec), parquet.WithMaxRowGroupLength(o.rgRows)}, o.props...),
 		BeforeClose: footer,

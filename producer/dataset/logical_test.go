@@ -17,6 +17,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/schema"
 
 	"github.com/shmloader/shmloader/internal/testkit"
+	"github.com/shmloader/shmloader/producer/internal/thrift"
 	"github.com/shmloader/shmloader/producer/pages"
 )
 
@@ -71,7 +72,7 @@ func writeLogical(t *testing.T, path string, n int) {
 
 // rewriteFooter replaces the footer of the Parquet file at path with edit's version of
 // it (the data before it unchanged, or changed by data).
-func rewriteFooter(t *testing.T, path string, edit func(root *tvalue), data func(body []byte) []byte) {
+func rewriteFooter(t *testing.T, path string, edit func(root *thrift.Value), data func(body []byte) []byte) {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -79,8 +80,7 @@ func rewriteFooter(t *testing.T, path string, edit func(root *tvalue), data func
 	}
 	n := int(binary.LittleEndian.Uint32(b[len(b)-8:]))
 	body, raw := b[:len(b)-8-n], b[len(b)-8-n:len(b)-8]
-	r := &treader{b: raw}
-	root, err := r.structure(0)
+	root, err := thrift.NewReader(raw).Struct()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +88,7 @@ func rewriteFooter(t *testing.T, path string, edit func(root *tvalue), data func
 	if data != nil {
 		body = data(append([]byte(nil), body...))
 	}
-	foot := appendValue(nil, tStruct, root)
+	foot := thrift.Append(nil, thrift.Struct, root)
 	out := append(append([]byte(nil), body...), foot...)
 	out = binary.LittleEndian.AppendUint32(out, uint32(len(foot)))
 	out = append(out, "PAR1"...)
@@ -98,12 +98,12 @@ func rewriteFooter(t *testing.T, path string, edit func(root *tvalue), data func
 }
 
 // schemaElement is the element of column name in a footer tree.
-func schemaElement(t *testing.T, root *tvalue, name string) *tvalue {
+func schemaElement(t *testing.T, root *thrift.Value, name string) *thrift.Value {
 	t.Helper()
-	sc := root.field(fmdSchema)
-	for i := range sc.v.items {
-		el := &sc.v.items[i]
-		if n := el.field(seName); n != nil && string(n.v.raw[1:]) == name {
+	sc := root.Field(fmdSchema)
+	for i := range sc.Value.Items {
+		el := &sc.Value.Items[i]
+		if n, ok := el.Field(seName).Text(); ok && n == name {
 			return el
 		}
 	}
@@ -136,13 +136,13 @@ func TestUnknownLogicalTypesReadAsPhysical(t *testing.T) {
 	}
 	q := filepath.Join(dir, "b.parquet")
 	writeLogical(t, q, 20)
-	rewriteFooter(t, p, func(root *tvalue) {
-		schemaElement(t, root, "j").field(seLogicalType).v.fields[0].id = 99 // JSON (12) → 99
+	rewriteFooter(t, p, func(root *thrift.Value) {
+		schemaElement(t, root, "j").Field(seLogicalType).Value.Fields[0].ID = 99 // JSON (12) → 99
 	}, nil)
-	rewriteFooter(t, q, func(root *tvalue) {
+	rewriteFooter(t, q, func(root *thrift.Value) {
 		el := schemaElement(t, root, "s")
-		el.drop(seLogicalType)
-		el.field(seConvertedType).v.raw = zigzag32(40) // UTF8 (0) → 40
+		el.Drop(seLogicalType)
+		el.Field(seConvertedType).Value.Raw = zigzag32(40) // UTF8 (0) → 40
 	}, nil)
 	for _, path := range []string{p, q} {
 		b, _ := os.ReadFile(path)
@@ -234,9 +234,9 @@ func unzigzag(raw []byte) int64 {
 }
 
 // addI64 adds delta to i64 field id of struct v, if v has it and at least from.
-func addI64(v *tvalue, id int16, from, delta int64) {
-	if f := v.field(id); f != nil && unzigzag(f.v.raw) >= from {
-		f.v.raw = zigzag64(unzigzag(f.v.raw) + delta)
+func addI64(v *thrift.Value, id int16, from, delta int64) {
+	if f := v.Field(id); f != nil && unzigzag(f.Value.Raw) >= from {
+		f.Value.Raw = zigzag64(unzigzag(f.Value.Raw) + delta)
 	}
 }
 
@@ -245,33 +245,33 @@ func addI64(v *tvalue, id int16, from, delta int64) {
 // and fixes the footer's sizes and offsets.
 func insertEmptyPage(t *testing.T, path string) {
 	t.Helper()
-	i32 := func(v int32) tvalue { return tvalue{raw: zigzag32(v)} }
-	page := appendValue(nil, tStruct, tvalue{fields: []tfield{
-		{id: 1, typ: tI32, v: i32(0)}, // DATA_PAGE
-		{id: 2, typ: tI32, v: i32(4)}, // sizes: the 4 bytes of the level run's length
-		{id: 3, typ: tI32, v: i32(4)},
-		{id: 5, typ: tStruct, v: tvalue{fields: []tfield{ // DataPageHeader
-			{id: 1, typ: tI32, v: i32(0)}, // num_values
-			{id: 2, typ: tI32, v: i32(0)}, // PLAIN
-			{id: 3, typ: tI32, v: i32(3)}, // RLE
-			{id: 4, typ: tI32, v: i32(3)}, // RLE
+	i32 := func(v int32) thrift.Value { return thrift.Value{Raw: zigzag32(v)} }
+	page := thrift.Append(nil, thrift.Struct, thrift.Value{Fields: []thrift.Field{
+		{ID: 1, Type: thrift.I32, Value: i32(0)}, // DATA_PAGE
+		{ID: 2, Type: thrift.I32, Value: i32(4)}, // sizes: the 4 bytes of the level run's length
+		{ID: 3, Type: thrift.I32, Value: i32(4)},
+		{ID: 5, Type: thrift.Struct, Value: thrift.Value{Fields: []thrift.Field{ // DataPageHeader
+			{ID: 1, Type: thrift.I32, Value: i32(0)}, // num_values
+			{ID: 2, Type: thrift.I32, Value: i32(0)}, // PLAIN
+			{ID: 3, Type: thrift.I32, Value: i32(3)}, // RLE
+			{ID: 4, Type: thrift.I32, Value: i32(3)}, // RLE
 		}}},
 	}})
 	page = append(page, 0, 0, 0, 0)
 	n := int64(len(page))
 	var at int64
-	rewriteFooter(t, path, func(root *tvalue) {
-		rgs := root.field(4).v.items
-		if len(rgs) != 1 || len(rgs[0].field(1).v.items) != 1 {
+	rewriteFooter(t, path, func(root *thrift.Value) {
+		rgs := root.Field(4).Value.Items
+		if len(rgs) != 1 || len(rgs[0].Field(1).Value.Items) != 1 {
 			t.Fatal("insertEmptyPage wants one row group of one column")
 		}
 		rg := &rgs[0]
-		cc := &rg.field(1).v.items[0]
-		md := &cc.field(3).v
-		if md.field(11) != nil {
+		cc := &rg.Field(1).Value.Items[0]
+		md := &cc.Field(3).Value
+		if md.Field(11) != nil {
 			t.Fatal("insertEmptyPage wants no dictionary page")
 		}
-		at = unzigzag(md.field(9).v.raw)
+		at = unzigzag(md.Field(9).Value.Raw)
 		addI64(cc, 2, at+1, n)  // file_offset, where it points past the data page
 		addI64(cc, 4, at+1, n)  // offset index
 		addI64(cc, 6, at+1, n)  // column index

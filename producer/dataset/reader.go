@@ -66,6 +66,7 @@ func (d *Dataset) OpenReader(f *File) (r *Reader, err error) {
 
 func newReader(src *chunkImage, meta *metadata.FileMetaData, props *parquet.ReaderProperties) (ar *pqarrow.FileReader, err error) {
 	defer recovered(&err)
+	pages.RegisterCodecs()
 	pf, err := file.NewParquetReader(src, file.WithMetadata(meta), file.WithReadProps(props))
 	if err != nil {
 		return nil, err

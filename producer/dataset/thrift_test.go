@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/shmloader/shmloader/producer/internal/thrift"
 )
 
 // rawFooter is the footer of the file at path, as stored.
@@ -26,12 +28,12 @@ func TestThriftRoundTrip(t *testing.T) {
 	writeLogical(t, filepath.Join(dir, "b.parquet"), 10)
 	for _, name := range []string{"a.parquet", "b.parquet"} {
 		raw := rawFooter(t, filepath.Join(dir, name))
-		r := &treader{b: raw}
-		v, err := r.structure(0)
-		if err != nil || r.pos != len(raw) {
-			t.Fatalf("%s: read %d of %d bytes: %v", name, r.pos, len(raw), err)
+		r := thrift.NewReader(raw)
+		v, err := r.Struct()
+		if err != nil || r.Pos() != len(raw) {
+			t.Fatalf("%s: read %d of %d bytes: %v", name, r.Pos(), len(raw), err)
 		}
-		if out := appendValue(nil, tStruct, v); !bytes.Equal(out, raw) {
+		if out := thrift.Append(nil, thrift.Struct, v); !bytes.Equal(out, raw) {
 			t.Fatalf("%s: written back differently (%d bytes, read %d)", name, len(out), len(raw))
 		}
 		out, notes, err := sanitizeFooter(raw)
@@ -54,8 +56,7 @@ func FuzzSanitizeFooter(f *testing.F) {
 		if err != nil || len(notes) == 0 {
 			return
 		}
-		r := &treader{b: out}
-		if _, err := r.structure(0); err != nil {
+		if _, err := thrift.NewReader(out).Struct(); err != nil {
 			t.Fatalf("sanitized footer does not read back: %v", err)
 		}
 	})

@@ -108,7 +108,7 @@ func codec(name string) (compress.Compression, error) {
 		return compress.Codecs.Snappy, nil
 	case "zstd":
 		return compress.Codecs.Zstd, nil
-	case "lz4": // Parquet's deprecated LZ4, Hadoop-framed (see dataset.DecodeLZ4Hadoop)
+	case "lz4": // Parquet's deprecated LZ4, Hadoop-framed (see pages.DecodeLZ4Hadoop)
 		return compress.Codecs.Lz4, nil
 	case "lz4_raw":
 		return compress.Codecs.Lz4Raw, nil

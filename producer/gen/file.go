@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/shmloader/shmloader/producer/dataset"
+	"github.com/shmloader/shmloader/producer/pages"
 )
 
 // GenKey is the footer entry recording the Config a file was made with.
@@ -43,6 +44,7 @@ func writeFile(ctx context.Context, cfg Config, b *batcher, path string, lo, hi 
 			opts = append(opts, parquet.WithDictionaryFor(c.name, false))
 		}
 	}
+	pages.RegisterCodecs() // LZ4 is ours, not arrow-go's
 	props := parquet.NewWriterProperties(opts...)
 	bw := bufio.NewWriterSize(countingWriter{w: tmp, n: &p.bytes}, 1<<20)
 	fw, err := pqarrow.NewFileWriter(b.schema, bw, props, pqarrow.DefaultWriterProps())

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/apache/arrow-go/v18/parquet/compress"
+
+	"github.com/shmloader/shmloader/producer/internal/thrift"
 )
 
 // Test helpers that take chunks apart into pages and put them back together, so that
@@ -16,34 +18,32 @@ type thriftWriter struct {
 	last []int // last field id of each open struct
 }
 
-func (w *thriftWriter) field(id, typ int) {
+func (w *thriftWriter) field(id int, typ thrift.Type) {
 	d := id - w.last[len(w.last)-1]
 	if d > 0 && d <= 15 {
-		w.b = append(w.b, byte(d<<4|typ))
+		w.b = append(w.b, byte(d<<4)|byte(typ))
 	} else {
 		w.b = append(w.b, byte(typ))
-		w.b = binary.AppendUvarint(w.b, zigzag(int32(id)))
+		w.b = binary.AppendUvarint(w.b, thrift.Zigzag32(int32(id)))
 	}
 	w.last[len(w.last)-1] = id
 }
 
-func zigzag(v int32) uint64 { return uint64(uint32(v<<1 ^ v>>31)) }
-
 func (w *thriftWriter) i32(id int, v int) {
-	w.field(id, ctI32)
-	w.b = binary.AppendUvarint(w.b, zigzag(int32(v)))
+	w.field(id, thrift.I32)
+	w.b = binary.AppendUvarint(w.b, thrift.Zigzag32(int32(v)))
 }
 
 func (w *thriftWriter) boolean(id int, v bool) {
 	if v {
-		w.field(id, ctTrue)
+		w.field(id, thrift.True)
 	} else {
-		w.field(id, ctFalse)
+		w.field(id, thrift.False)
 	}
 }
 
 func (w *thriftWriter) begin(id int) {
-	w.field(id, ctStruct)
+	w.field(id, thrift.Struct)
 	w.last = append(w.last, 0)
 }
 

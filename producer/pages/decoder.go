@@ -460,11 +460,3 @@ func (d *Decoder) loadDict(h Header, raw []byte) error {
 // to bound it by (writers cut pages near 1 MiB): the decoder sizes its buffer from the
 // header before the body proves anything.
 const maxUnknownPage = 256 << 20
-
-func codecOf(c Chunk) (compress.Codec, error) {
-	codec, err := compress.GetCodec(c.Codec)
-	if err != nil {
-		return nil, unsupported("codec %s: %v", c.Codec, err)
-	}
-	return codec, nil
-}

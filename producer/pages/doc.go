@@ -6,7 +6,8 @@
 // and yields rows in order, a run at a time: Read decodes up to n rows of the current
 // page into a Values, row-aligned (a null row holds the zero value and Null[k] = 1).
 // It handles data pages v1 and v2, every codec arrow-go has a codec for (snappy, zstd,
-// gzip, brotli, LZ4_RAW and, once registered, LZ4), definition levels in the RLE /
+// gzip, brotli, LZ4_RAW) and Parquet's LZ4, whose codec lives here (lz4.go; arrow-go has
+// none: RegisterCodecs lends it to arrow-go), definition levels in the RLE /
 // bit-packed hybrid, and the value encodings PLAIN, PLAIN_DICTIONARY / RLE_DICTIONARY
 // (with the dictionary page), DELTA_BINARY_PACKED, DELTA_LENGTH_BYTE_ARRAY,
 // DELTA_BYTE_ARRAY, BYTE_STREAM_SPLIT and RLE for booleans. Repeated columns (lists) are

@@ -1,6 +1,14 @@
 package pages
 
-import "strconv"
+import (
+	"errors"
+	"strconv"
+
+	"github.com/shmloader/shmloader/producer/internal/thrift"
+)
+
+// errHeader is every failure to read a page header's Thrift.
+var errHeader = corrupt("malformed page header")
 
 // PageType is a page header's type field.
 type PageType int32
@@ -68,24 +76,34 @@ type Header struct {
 // ParseHeader decodes the page header at the start of b. Only its own bytes are read;
 // the body's size is checked by the caller against what follows.
 func ParseHeader(b []byte) (Header, error) {
-	c := compact{b: b}
+	h, err := parseHeader(thrift.NewReader(b))
+	if errors.Is(err, thrift.ErrMalformed) {
+		err = errHeader
+	}
+	return h, err
+}
+
+func parseHeader(r *thrift.Reader) (Header, error) {
 	h := Header{V2Compressed: true}
 	seen, nested := 0, 0
-	for last := 0; ; {
-		at := c.pos
-		id, typ, err := c.fieldHeader(last)
+	for last := int16(0); ; {
+		at := r.Pos()
+		id, typ, err := r.FieldHeader(last)
 		if err != nil {
 			return h, err
 		}
-		if typ == ctStop {
+		if typ == thrift.Stop {
 			break
 		}
 		if id > 3 && h.RestID == 0 {
-			h.RestAt, h.RestID = at, id
+			h.RestAt, h.RestID = at, int(id)
 		}
 		switch {
 		case id >= 1 && id <= 4:
-			v, err := c.i32field(typ)
+			if typ != thrift.I32 {
+				return h, errHeader
+			}
+			v, err := r.I32()
 			if err != nil {
 				return h, err
 			}
@@ -100,13 +118,13 @@ func ParseHeader(b []byte) (Header, error) {
 			case 4:
 				h.CRC, h.HasCRC = v, true
 			}
-		case (id == 5 || id == 7 || id == 8) && typ == ctStruct:
+		case (id == 5 || id == 7 || id == 8) && typ == thrift.Struct:
 			nested |= 1 << id
-			if err := c.nested(id, &h); err != nil {
+			if err := readNested(r, id, &h); err != nil {
 				return h, err
 			}
 		default:
-			if err := c.skip(typ, 0); err != nil {
+			if err := r.Skip(typ); err != nil {
 				return h, err
 			}
 		}
@@ -123,9 +141,9 @@ func ParseHeader(b []byte) (Header, error) {
 		return h, corrupt("page header with a negative count")
 	}
 	if h.RestID == 0 {
-		h.RestAt = c.pos - 1 // the stop byte
+		h.RestAt = r.Pos() - 1 // the stop byte
 	}
-	h.Size = c.pos
+	h.Size = r.Pos()
 	return h, nil
 }
 
@@ -143,35 +161,27 @@ func (t PageType) String() string {
 	return "type " + strconv.Itoa(int(t)) + " page"
 }
 
-// i32field reads an i32 field's value.
-func (c *compact) i32field(typ int) (int32, error) {
-	if typ != ctI32 {
-		return 0, errHeader
-	}
-	return c.i32()
-}
-
-// nested reads DataPageHeader (5), DictionaryPageHeader (7) or DataPageHeaderV2 (8).
-func (c *compact) nested(which int, h *Header) error {
-	for last := 0; ; {
-		id, typ, err := c.fieldHeader(last)
-		if err != nil || typ == ctStop {
+// readNested reads DataPageHeader (5), DictionaryPageHeader (7) or DataPageHeaderV2 (8).
+func readNested(r *thrift.Reader, which int16, h *Header) error {
+	for last := int16(0); ; {
+		id, typ, err := r.FieldHeader(last)
+		if err != nil || typ == thrift.Stop {
 			return err
 		}
 		last = id
-		if typ == ctTrue || typ == ctFalse {
+		if typ == thrift.True || typ == thrift.False {
 			if which == 8 && id == 7 {
-				h.V2Compressed = typ == ctTrue
+				h.V2Compressed = typ == thrift.True
 			}
 			continue
 		}
-		if typ != ctI32 || id > 7 {
-			if err := c.skip(typ, 1); err != nil {
+		if typ != thrift.I32 || id > 7 {
+			if err := r.Skip(typ); err != nil {
 				return err
 			}
 			continue
 		}
-		v, err := c.i32()
+		v, err := r.I32()
 		if err != nil {
 			return err
 		}

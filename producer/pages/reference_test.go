@@ -200,6 +200,7 @@ func (f tfile) write(t testing.TB) []byte {
 			props = append(props, parquet.WithEncodingFor(c.path(), parquet.Encodings.RLE))
 		}
 	}
+	RegisterCodecs() // for LZ4
 	return testkit.ColumnBytes(t, f.schema(t), props, len(f.rows), func(g, col int, cw file.ColumnChunkWriter) error {
 		c, n := f.cols[col], f.rows[g]
 		first := 0
@@ -562,7 +563,8 @@ func allTypes() []tcol {
 }
 
 var codecs = []compress.Compression{compress.Codecs.Uncompressed, compress.Codecs.Snappy,
-	compress.Codecs.Zstd, compress.Codecs.Gzip, compress.Codecs.Brotli, compress.Codecs.Lz4Raw}
+	compress.Codecs.Zstd, compress.Codecs.Gzip, compress.Codecs.Brotli, compress.Codecs.Lz4Raw,
+	compress.Codecs.Lz4}
 
 // TestAgainstArrowGo: every physical type, required and optional, nulls none / some /
 // all, dictionary off, on, and overflowing into PLAIN mid-chunk, data pages v1 and v2,

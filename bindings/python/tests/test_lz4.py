@@ -23,7 +23,7 @@ import pyarrow.parquet as pq
 import pytest
 import servekit
 
-# Input bytes per Hadoop block that shmloader writes (producer/dataset/lz4.go).
+# Input bytes per Hadoop block that shmloader writes (producer/pages/lz4.go).
 HADOOP_BLOCK = 256 * 1024 - (256 * 1024) // 255 - 16
 
 # One file of 60000-row groups: column id (int64, no dictionary) is 480 kB per row group,

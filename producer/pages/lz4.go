@@ -1,4 +1,4 @@
-package dataset
+package pages
 
 import (
 	"encoding/binary"
@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/pierrec/lz4/v4"
 )
 
@@ -26,12 +25,6 @@ import (
 //	+------------------+------------------+---------------------------+
 //
 // whose decompressed sizes add up to the page's uncompressed size.
-
-func init() {
-	// arrow-go's page reader and writer find the codec here; every binary that reads
-	// Parquet imports this package.
-	compress.RegisterCodec(compress.Codecs.Lz4, lz4HadoopCodec{})
-}
 
 const (
 	lz4Prefix = 8 // decompressed and compressed size, big-endian uint32 each
@@ -58,7 +51,7 @@ const (
 // Every failure is an error that wraps ErrCorrupt and says why each form was rejected.
 func DecodeLZ4Hadoop(dst, src []byte, n int) ([]byte, error) {
 	if n < 0 {
-		return nil, kindf(ErrCorrupt, "lz4: uncompressed size %d", n)
+		return nil, corrupt("lz4: uncompressed size %d", n)
 	}
 	if cap(dst) >= n {
 		dst = dst[:n]
@@ -68,7 +61,7 @@ func DecodeLZ4Hadoop(dst, src []byte, n int) ([]byte, error) {
 	total, hadoop := lz4Hadoop(dst, src)
 	if hadoop.ok() {
 		if total != n {
-			return nil, kindf(ErrCorrupt, "lz4: %d-byte body: its Hadoop-framed blocks hold %d bytes, the page %d", len(src), total, n)
+			return nil, corrupt("lz4: %d-byte body: its Hadoop-framed blocks hold %d bytes, the page %d", len(src), total, n)
 		}
 		return dst, nil
 	}
@@ -89,7 +82,7 @@ func DecodeLZ4Hadoop(dst, src []byte, n int) ([]byte, error) {
 	if ferr == nil {
 		return dst, nil
 	}
-	return nil, kindf(ErrCorrupt, "lz4: %d-byte body, %d bytes uncompressed: not Hadoop-framed (%v), not a raw LZ4 block (%s), not an LZ4 frame (%v)",
+	return nil, corrupt("lz4: %d-byte body, %d bytes uncompressed: not Hadoop-framed (%v), not a raw LZ4 block (%s), not an LZ4 frame (%v)",
 		len(src), n, hadoop, raw, ferr)
 }
 
@@ -176,20 +169,20 @@ func lz4Hadoop(dst, src []byte) (int, hadoopMiss) {
 	return total, hadoopMiss{}
 }
 
-// lz4HadoopCodec is the LZ4 codec for arrow-go: it reads as DecodeLZ4Hadoop does and
-// writes Hadoop framing. It offers no streaming (compress.StreamingCodec), so arrow-go
+// LZ4HadoopCodec is Parquet's LZ4 codec for arrow-go (RegisterCodecs): it reads as
+// DecodeLZ4Hadoop does and writes Hadoop framing. It offers no streaming (compress.StreamingCodec), so arrow-go
 // decodes every LZ4 page whole, into the buffer it sized from the page header.
-type lz4HadoopCodec struct{}
+type LZ4HadoopCodec struct{}
 
 // DecodeWithError is what arrow-go's page reader calls, with dst as long as the page's
 // uncompressed size.
-func (lz4HadoopCodec) DecodeWithError(dst, src []byte) ([]byte, error) {
+func (LZ4HadoopCodec) DecodeWithError(dst, src []byte) ([]byte, error) {
 	return DecodeLZ4Hadoop(dst, src, len(dst))
 }
 
 // Decode serves callers of the plain compress.Codec interface, which has no error
 // result: it panics on corrupt input, as arrow-go's own codecs do there.
-func (c lz4HadoopCodec) Decode(dst, src []byte) []byte {
+func (c LZ4HadoopCodec) Decode(dst, src []byte) []byte {
 	out, err := c.DecodeWithError(dst, src)
 	if err != nil {
 		panic(err)
@@ -201,7 +194,7 @@ var lz4Compressors = sync.Pool{New: func() any { return new(lz4.Compressor) }}
 
 // Encode writes src as Hadoop-framed blocks of at most lz4HadoopBlock input bytes each;
 // empty input is one block holding an empty raw block, as Arrow C++ writes it.
-func (c lz4HadoopCodec) Encode(dst, src []byte) []byte {
+func (c LZ4HadoopCodec) Encode(dst, src []byte) []byte {
 	if bound := c.CompressBound(int64(len(src))); int64(cap(dst)) < bound {
 		dst = make([]byte, bound)
 	}
@@ -224,11 +217,11 @@ func (c lz4HadoopCodec) Encode(dst, src []byte) []byte {
 }
 
 // EncodeLevel is Encode: the LZ4 block compressor has no levels.
-func (c lz4HadoopCodec) EncodeLevel(dst, src []byte, _ int) []byte { return c.Encode(dst, src) }
+func (c LZ4HadoopCodec) EncodeLevel(dst, src []byte, _ int) []byte { return c.Encode(dst, src) }
 
 // CompressBound is the most Encode writes for n input bytes: a prefix and a raw block's
 // bound for each block.
-func (lz4HadoopCodec) CompressBound(n int64) int64 {
+func (LZ4HadoopCodec) CompressBound(n int64) int64 {
 	full := n / lz4HadoopBlock
 	last := int(n % lz4HadoopBlock)
 	bound := full * (lz4Prefix + int64(lz4.CompressBlockBound(lz4HadoopBlock)))

@@ -1,4 +1,4 @@
-package dataset
+package pages
 
 import (
 	"bytes"
@@ -82,6 +82,7 @@ func blockSizes(t *testing.T, body []byte) []int {
 }
 
 func TestLZ4HadoopRoundTrip(t *testing.T) {
+	RegisterCodecs()
 	codec, err := compress.GetCodec(compress.Codecs.Lz4)
 	if err != nil {
 		t.Fatal(err)
@@ -226,7 +227,7 @@ func flipAt(b []byte, i int) []byte {
 // Whatever the cut, a truncated page is an error, never a short or padded one.
 func TestLZ4TruncatedIsAnError(t *testing.T) {
 	data := lz4Data(2*lz4HadoopBlock+1000, 9)
-	body := lz4HadoopCodec{}.Encode(nil, data)
+	body := LZ4HadoopCodec{}.Encode(nil, data)
 	dst := make([]byte, 0, len(data))
 	for cut := 0; cut < len(body); cut += 1 + cut%997 {
 		if _, err := DecodeLZ4Hadoop(dst, body[:cut], len(data)); err == nil {
@@ -240,7 +241,7 @@ func TestLZ4DecodeAllocs(t *testing.T) {
 	data := lz4Data(100000, 10)
 	dst := make([]byte, 0, len(data))
 	for name, body := range map[string][]byte{
-		"hadoop":    lz4HadoopCodec{}.Encode(nil, data),
+		"hadoop":    LZ4HadoopCodec{}.Encode(nil, data),
 		"raw block": rawBlock(t, data),
 	} {
 		allocs := testing.AllocsPerRun(20, func() {
@@ -267,7 +268,7 @@ func FuzzLZ4Hadoop(f *testing.F) {
 		if err != nil && !errors.Is(err, ErrCorrupt) {
 			t.Fatalf("error without ErrCorrupt: %v", err)
 		}
-		enc := lz4HadoopCodec{}.Encode(nil, body)
+		enc := LZ4HadoopCodec{}.Encode(nil, body)
 		dec, err := DecodeLZ4Hadoop(nil, enc, len(body))
 		if err != nil || !bytes.Equal(dec, body) {
 			t.Fatalf("round trip of %d bytes: %v", len(body), err)
