@@ -737,3 +737,33 @@ func TestDictionaryOfTheWholeTable(t *testing.T) {
 		}
 	}
 }
+
+// TestDecimalStepAcrossDictionaryFallback: a decimal column whose dictionary overflows
+// into PLAIN within a chunk, read by the decimal step, gives arrow-go's integers in the
+// block that holds both kinds of page.
+func TestDecimalStepAcrossDictionaryFallback(t *testing.T) {
+	path := writeTyped(t, t.TempDir(), "d.parquet", parquet.NewWriterProperties(parquet.WithMaxRowGroupLength(typedRows),
+		parquet.WithDataPageSize(2048), parquet.WithDictionaryPageSizeLimit(4096)), pqarrow.DefaultWriterProps())
+	ds, err := dataset.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := ds.OpenReader(ds.Files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	l, _ := ds.Files[0].Leaf("dec18")
+	chunks, _, err := r.ReadChunks(0, []dataset.Leaf{l}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if encs := dataPageEncodings(t, chunks[0].Data); encs[0] != pages.RLEDictionary || encs[len(encs)-1] != pages.Plain {
+		t.Fatalf("data pages %v, want dictionary-encoded, then PLAIN", encs)
+	}
+	for _, step := range []config.Transform{{Op: config.OpDecimal, Unscaled: true}, {Op: config.OpDecimal, Scale: 8}} {
+		if _, err := bothPathsOfFile(t, path, config.Output{Columns: []string{"dec18"}, Transforms: []config.Transform{step}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

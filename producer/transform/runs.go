@@ -263,7 +263,7 @@ func (p *runSource) read(w *work, sel []int32, k0, k1 int) (nulls, done bool, er
 	}
 	for _, s := range p.seg {
 		if s.dict {
-			nulls = p.dict.lookup(w, s.at, s.n, allDict, p.plan.kind, p.plan.src.kind) || nulls
+			nulls = p.dict.lookup(w, s.at, s.n, allDict, p.plan.kind, p.plan.src.readKind()) || nulls
 		}
 	}
 	return nulls, allDict, nil

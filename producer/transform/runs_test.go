@@ -277,6 +277,7 @@ func TestApplyRunsMatchesApplyTo(t *testing.T) {
 		{config.Output{Name: "ints to int8", Transforms: []config.Transform{cast("int8")}}, ints},
 		{config.Output{Name: "string", Transforms: []config.Transform{{Op: config.OpFillNull, Fill: config.Scalar{Str: "?", IsStr: true}}, hash}}, []string{"s"}},
 		{config.Output{Name: "date64", Transforms: []config.Transform{dt("day_of_year", "")}}, []string{"d64"}},
+		{config.Output{Name: "decimal unscaled", Transforms: []config.Transform{{Op: config.OpDecimal, Unscaled: true}}}, []string{"dec128"}},
 	}
 	for _, n := range nums {
 		outs = append(outs, out{config.Output{Name: n + " float64", DType: "float64"}, []string{n}})
