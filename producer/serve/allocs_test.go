@@ -94,7 +94,7 @@ func TestPagePathAllocationsDoNotGrowWithPages(t *testing.T) {
 		}
 		layout := newRowLayout(src.rowSize)
 		rs := newReaders(ds)
-		rs.pages = newPageWork(len(src.outputs))
+		rs.pages = src.cols.NewWorker()
 		rg := ds.RowGroups[0]
 		r, err := rs.get(rg.File)
 		if err != nil {

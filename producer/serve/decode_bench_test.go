@@ -67,10 +67,10 @@ func BenchmarkDecodeRowGroup(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			src.arrowOnly = mode == "arrow"
+			src.useArrays(mode == "arrow")
 			layout := newRowLayout(src.rowSize)
 			rs := newReaders(ds)
-			rs.pages = newPageWork(len(src.outputs))
+			rs.pages = src.cols.NewWorker()
 			defer rs.close()
 			var maxRows int64
 			for _, rg := range ds.RowGroups {

@@ -37,7 +37,7 @@ func pagePlanned(t *testing.T, cfg *config.Config) []string {
 		t.Fatal(err)
 	}
 	var names []string
-	for o, ls := range s.pagePlan(newPageWork(len(s.outputs)), ds.RowGroups[0]) {
+	for o, ls := range s.cols.NewWorker().Plan(ds.RowGroups[0]) {
 		if ls != nil {
 			names = append(names, s.outputs[o].Name())
 		}

@@ -122,10 +122,10 @@ func decodeAll(t *testing.T, ds *dataset.Dataset, cfg *config.Config, arrowOnly 
 	if err != nil {
 		t.Fatal(err)
 	}
-	src.arrowOnly = arrowOnly
+	src.useArrays(arrowOnly)
 	layout := newRowLayout(src.rowSize)
 	rs := newReaders(ds)
-	rs.pages = newPageWork(len(src.outputs))
+	rs.pages = src.cols.NewWorker()
 	defer rs.close()
 	out = decoded{}
 	paged := map[string]int{}
@@ -134,7 +134,7 @@ func decodeAll(t *testing.T, ds *dataset.Dataset, cfg *config.Config, arrowOnly 
 		if err != nil {
 			t.Fatal(err)
 		}
-		for o, ls := range src.pagePlan(rs.pages, rg) {
+		for o, ls := range rs.pages.Plan(rg) {
 			if ls != nil {
 				paged[src.outputs[o].Name()]++
 			}

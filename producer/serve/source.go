@@ -9,6 +9,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 
+	"github.com/shmloader/shmloader/producer/colsrc"
 	"github.com/shmloader/shmloader/producer/config"
 	"github.com/shmloader/shmloader/producer/dataset"
 	"github.com/shmloader/shmloader/producer/filter"
@@ -28,8 +29,9 @@ type source struct {
 	tensors []ring.TensorSpec
 	outTen  []int // per output: index of its first tensor
 	rowSize []int // bytes per row of each tensor
-	// arrowOnly reads every column through arrow-go (SHMLOADER_DECODER=arrow).
-	arrowOnly bool
+	// arrays reads every column through arrow-go (SHMLOADER_DECODER=arrow).
+	arrays bool
+	cols   *colsrc.Sources
 }
 
 func newSource(ds *dataset.Dataset, cfg *config.Config) (*source, error) {
@@ -37,7 +39,7 @@ func newSource(ds *dataset.Dataset, cfg *config.Config) (*source, error) {
 	switch d := os.Getenv("SHMLOADER_DECODER"); d {
 	case "", "pages":
 	case "arrow":
-		s.arrowOnly = true
+		s.arrays = true
 	default:
 		return nil, fmt.Errorf("SHMLOADER_DECODER=%q: want pages (the default) or arrow", d)
 	}
@@ -86,6 +88,7 @@ func newSource(ds *dataset.Dataset, cfg *config.Config) (*source, error) {
 			s.fltCols = append(s.fltCols, use(c))
 		}
 	}
+	s.cols = colsrc.NewSources(ds, s.outputs, s.arrays)
 	for _, t := range s.tensors {
 		n := t.DType.Size()
 		for _, d := range t.Shape {
@@ -139,6 +142,12 @@ func (s *source) selectRows(cols []*arrow.Chunked, rg dataset.RowGroup) ([]int32
 	return sel, nil
 }
 
+// useArrays sets whether every output takes the array path.
+func (s *source) useArrays(on bool) {
+	s.arrays = on
+	s.cols = colsrc.NewSources(s.ds, s.outputs, on)
+}
+
 // countKept reads only the filter's columns of rg and counts its kept rows.
 func (s *source) countKept(ctx context.Context, r *dataset.Reader, rg dataset.RowGroup) (int64, error) {
 	cols, err := r.ReadRowGroup(ctx, rg.Index, s.filter.Columns())
@@ -156,10 +165,11 @@ func (s *source) countKept(ctx context.Context, r *dataset.Reader, rg dataset.Ro
 // decode reads rg, filters it and writes its kept rows' outputs into dst as records of
 // layout l: tensor t of kept row k at dst[k*l.stride+l.off[t]]. want is the kept-row
 // count the plan was made with. Outputs whose columns are flat go straight from the
-// pages into dst (pageWork); the rest, and the filter's columns, through arrow-go.
-func (s *source) decode(ctx context.Context, pw *pageWork, r *dataset.Reader, rg dataset.RowGroup, want int64, dst []byte, l *rowLayout) error {
-	plan := s.pagePlan(pw, rg)
-	cols, err := readArrow(ctx, r, rg, s.columns, s.arrowColumns(plan))
+// pages into dst (colsrc.Worker.Apply); the rest, and the filter's columns, through
+// arrow-go.
+func (s *source) decode(ctx context.Context, w *colsrc.Worker, r *dataset.Reader, rg dataset.RowGroup, want int64, dst []byte, l *rowLayout) error {
+	plan := w.Plan(rg)
+	cols, err := readArrow(ctx, r, rg, s.columns, s.arrayColumns(plan))
 	if err != nil {
 		return err
 	}
@@ -183,7 +193,7 @@ func (s *source) decode(ctx context.Context, pw *pageWork, r *dataset.Reader, rg
 			d.Bufs[i], d.Stride[i] = dst[l.off[s.outTen[o]+i]:], l.stride
 		}
 		if plan[o] != nil {
-			if err := s.applyPages(pw, r, rg, o, plan[o], sel, d); err != nil {
+			if err := w.Apply(r, rg, o, plan[o], sel, d); err != nil {
 				return s.decodeErr(rg, err)
 			}
 			continue
@@ -197,6 +207,49 @@ func (s *source) decode(ctx context.Context, pw *pageWork, r *dataset.Reader, rg
 		}
 	}
 	return nil
+}
+
+// arrayColumns is the columns to read through arrow-go: the filter's and those of the
+// outputs not read from pages (nil entries in plan).
+func (s *source) arrayColumns(plan [][]dataset.Leaf) []bool {
+	need := make([]bool, len(s.columns))
+	for _, c := range s.fltCols {
+		need[c] = true
+	}
+	for o, ls := range plan {
+		if ls == nil {
+			for _, c := range s.outCols[o] {
+				need[c] = true
+			}
+		}
+	}
+	return need
+}
+
+// readArrow reads the columns marked in need (the others stay nil).
+func readArrow(ctx context.Context, r *dataset.Reader, rg dataset.RowGroup, names []string, need []bool) ([]*arrow.Chunked, error) {
+	var want []string
+	for c, n := range need {
+		if n {
+			want = append(want, names[c])
+		}
+	}
+	cols := make([]*arrow.Chunked, len(names))
+	if len(want) == 0 {
+		return cols, nil
+	}
+	got, err := r.ReadRowGroup(ctx, rg.Index, want)
+	if err != nil {
+		return nil, err
+	}
+	k := 0
+	for c, n := range need {
+		if n {
+			cols[c] = got[k]
+			k++
+		}
+	}
+	return cols, nil
 }
 
 // decodeErr names rg's file and row group in an error of the page path (one of package

@@ -19,9 +19,9 @@ import (
 // every damaged column chunk is reported, not only the first.
 //
 // With a config, each row group is read as decode reads it: the outputs that decode
-// reads from pages through the same page path (pageChunks, then the transforms' page
-// sources over every row: ApplyPages with no row selected still decodes and checks all
-// of each chunk), the filter's columns and the other outputs' through arrow-go
+// reads from pages through the same page path (colsrc.Worker's ReadChunks, then
+// ApplyChunks over no row: ApplyRuns still decodes and checks all of each chunk), the
+// filter's columns and the other outputs' through arrow-go
 // (dataset.Reader.ReadRowGroup). Without one, every column is read by every road serve
 // may take for it: a flat one page by page (as an output reads it) and through arrow-go
 // (as a filter reads it), a nested one through arrow-go.
@@ -144,7 +144,7 @@ func (v *Verifier) Run(ctx context.Context, workers int, p *VerifyProgress) (*Ve
 		wg.Go(func() {
 			w := &verifyWorker{v: v, ctx: ctx, readers: newReaders(v.ds), unopened: &unopened, p: p}
 			if v.src != nil {
-				w.pw = newPageWork(len(v.src.outputs))
+				w.pw = v.src.cols.NewWorker()
 			}
 			defer w.readers.close()
 			for ctx.Err() == nil {

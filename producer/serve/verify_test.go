@@ -331,7 +331,7 @@ func TestVerifyFindsAValueServeRefuses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if plan := asServed.src.pagePlan(newPageWork(2), ds.RowGroups[1]); plan[1] == nil {
+	if plan := asServed.src.cols.NewWorker().Plan(ds.RowGroups[1]); plan[1] == nil {
 		t.Fatal("the INT96 output is not read from pages: the test would not reach the page path's value check")
 	}
 	for name, v := range map[string]*Verifier{"every column": every, "config": asServed} {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 
+	"github.com/shmloader/shmloader/producer/colsrc"
 	"github.com/shmloader/shmloader/producer/dataset"
 	"github.com/shmloader/shmloader/producer/pages"
 )
@@ -18,16 +19,16 @@ type verifyWorker struct {
 	v        *Verifier
 	ctx      context.Context
 	readers  *readers
-	pw       *pageWork // with a config
-	buf      []byte    // a chunk read for the page decoder (without a config)
+	pw       *colsrc.Worker // with a config
+	buf      []byte         // a chunk read for the page decoder (without a config)
 	unopened *sync.Map
 	p        *VerifyProgress
 	rep      VerifyReport // counts only
 	found    []finding
 }
 
-// noRows selects no row: the transforms' page sources still decode and check every page
-// (ApplyPages), but nothing is transformed or written.
+// noRows selects no row: the page path still decodes and checks every page of the
+// chunks (ApplyRuns reads every run), but nothing is transformed or written.
 var noRows = []int32{}
 
 // rgCheck is the checking of one row group.
@@ -87,25 +88,25 @@ func (c *rgCheck) asDecoded() {
 			c.add(c.rg, "", err)
 		}
 	}
-	plan := s.pagePlan(c.pw, c.rg)
+	plan := c.pw.Plan(c.rg)
 	for o, ls := range plan {
 		if ls == nil || c.ctx.Err() != nil {
 			continue
 		}
-		chunks, err := s.pageChunks(c.pw, c.r, c.rg, o, ls)
+		chunks, err := c.pw.ReadChunks(c.r, c.rg, o, ls)
 		if err == nil {
 			for j, l := range ls {
 				if l.Index >= 0 {
 					c.count(s.columns[s.outCols[o][j]], chunks[j].Data)
 				}
 			}
-			err = s.applyChunks(c.pw, c.rg, o, chunks, noRows, c.v.dests[o])
+			err = c.pw.ApplyChunks(c.rg, o, chunks, noRows, c.v.dests[o])
 		}
 		if err != nil && c.ctx.Err() == nil {
 			c.narrow(o, ls, err)
 		}
 	}
-	for i, need := range s.arrowColumns(plan) {
+	for i, need := range s.arrayColumns(plan) {
 		name := s.columns[i]
 		if need && !c.bad[name] && !c.viaAr[name] && !c.v.ds.IsPartition(name) && c.ctx.Err() == nil {
 			c.arrowRoad(name)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 
+	"github.com/shmloader/shmloader/producer/colsrc"
 	"github.com/shmloader/shmloader/producer/dataset"
 )
 
@@ -85,7 +86,7 @@ func (q *queue) stop() {
 func (s *server) worker(ctx context.Context) {
 	st := s.workers.add()
 	readers := newReaders(s.src.ds)
-	readers.pages = newPageWork(len(s.src.outputs))
+	readers.pages = s.src.cols.NewWorker()
 	defer readers.close()
 	for {
 		t, ok := s.queue.pop()
@@ -102,7 +103,7 @@ func (s *server) worker(ctx context.Context) {
 // readers keeps a few files open for one goroutine: row groups of one window often
 // share a file, and the next window's often do too.
 type readers struct {
-	pages *pageWork // the goroutine's page decoders
+	pages *colsrc.Worker // the goroutine's page decoders and buffers
 	ds    *dataset.Dataset
 	open  map[*dataset.File]*dataset.Reader
 	order []*dataset.File // oldest first

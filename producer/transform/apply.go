@@ -118,11 +118,11 @@ type f32Source interface {
 }
 
 // dictSource is a colSource that can hand out a block's dictionary indices as decoded
-// (pageDict.storeDict).
+// (runDict, Output.storeDict).
 type dictSource interface {
 	// dictRun returns rows k0..k1-1 as dictionary indices and null flags (nil: no
 	// nulls) with their dictionary, or false when they are not one run of indices.
-	dictRun(k0, k1 int) (idx []uint32, null []byte, d *pageDict, ok bool, err error)
+	dictRun(k0, k1 int) (idx []uint32, null []byte, d *runDict, ok bool, err error)
 }
 
 // run is Apply's loop: for each block of n rows, each column's values are read, pass

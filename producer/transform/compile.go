@@ -29,7 +29,7 @@ type colPlan struct {
 	hash *strHash // string columns: hashed while read
 	ops  []op
 	kind kind    // after the last op
-	fuse fuseF32 // the page path's one-pass form, when it has one
+	fuse fuseF32 // the runs' one-pass form, when it has one
 }
 
 // Compile checks o against the resolved source columns (o.Columns already expanded to
@@ -138,6 +138,9 @@ func (o *Output) Columns() []string {
 	}
 	return names
 }
+
+// NumColumns is len(Columns()).
+func (o *Output) NumColumns() int { return len(o.cols) }
 
 // Tensors are the output's tensors: the values, then for pad "<name>_len".
 func (o *Output) Tensors() []ring.TensorSpec {

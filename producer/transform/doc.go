@@ -36,10 +36,11 @@
 // Parquet has no seconds: pyarrow stores timestamp[s] and time32[s] as ms and date64 as
 // DATE days, and pqarrow reads them back as timestamp[ms] (without the zone), time32[ms]
 // and date32. An INT96 timestamp (Spark's: 8 bytes of nanoseconds in the day, then a
-// 4-byte Julian day, both little-endian) is timestamp[ns]: (day - 2440588) × 86400e9 +
-// nanoseconds, and, as in arrow-go, nanoseconds past the day or an instant beyond the
-// int64 range are an error (every row of the chunk is checked, selected or not). Such a
-// column takes datetime as its first step, or no step at all.
+// 4-byte Julian day, both little-endian) is timestamp[ns] (package colsrc reads it):
+// (day - 2440588) × 86400e9 + nanoseconds, and, as in arrow-go, nanoseconds past the
+// day or an instant beyond the int64 range are an error (every row of the chunk is
+// checked, selected or not). Such a column takes datetime as its first step, or no step
+// at all.
 //
 // A decimal flows as the float64 nearest to unscaled × 10^-scale, ties to even: what
 // Python's float(Decimal) gives. It is exact: one IEEE division or product when the
@@ -48,7 +49,7 @@
 // 0..27), else strconv.ParseFloat of the decimal digits. Parquet stores the unscaled
 // value as an INT32, an INT64, or big-endian two's complement in a FIXED_LEN_BYTE_ARRAY
 // or BYTE_ARRAY of 1 to 16 bytes (1 to 32 for a decimal256; any other length is an
-// error, as in arrow-go).
+// error, as in arrow-go, which package colsrc checks).
 //
 //   - cast{dtype}: converts every value to dtype's value set exactly as the output
 //     conversion below does (cast to float32 rounds to float32, to int8 wraps or
@@ -115,14 +116,17 @@
 // null or computed, is the canonical quiet NaN (float64 0x7ff8000000000000, float32
 // 0x7fc00000, float16 0x7e00, bfloat16 0x7fc0), so the bytes never depend on the CPU.
 //
-// # Reading pages
+// # Reading runs
 //
-// ApplyPages reads flat columns from their Parquet pages (producer/pages) instead of
-// Arrow arrays, with the same bytes as Apply. A dictionary is transformed once per
-// dictionary page, not once per row (pagedict.go). Two common forms skip the block's
-// float64/int64 staging: a block that is one run of dictionary indices is stored from
-// the entries as the output stores them, and a float32 column through fill_null and
-// normalize (either, both in either order, casts to float32 anywhere) into a float32
-// tensor is converted, filled, normalized in float64, rounded and stored in one pass
-// (fuse.go; AVX2 on amd64). Tests hold both to the steps one after the other.
+// ApplyRuns reads flat columns from runs of typed values (Runs: Go slices of int32,
+// int64, float32, float64, bools or byte strings, or indices into a dictionary of
+// them, with a ValueKind saying how they become the column's Arrow type) instead of
+// Arrow arrays, with the same bytes as Apply; package colsrc gives the runs from
+// Parquet pages as the page decoder yields them. A dictionary is transformed once, not
+// once per row (rundict.go). Two common forms skip the block's float64/int64 staging: a
+// block that is one run of dictionary indices is stored from the entries as the output
+// stores them, and a float32 column through fill_null and normalize (either, both in
+// either order, casts to float32 anywhere) into a float32 tensor is converted, filled,
+// normalized in float64, rounded and stored in one pass (fuse.go; AVX2 on amd64). Tests
+// hold both to the steps one after the other.
 package transform

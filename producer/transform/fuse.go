@@ -8,7 +8,7 @@ import (
 	"github.com/shmloader/shmloader/ring"
 )
 
-// fuseF32 is the page path's one-pass form of the commonest column: float32 values
+// fuseF32 is ApplyRuns' one-pass form of the commonest column: float32 values
 // through fill_null and normalize (either, both in either order, or none; casts to
 // float32 anywhere) into a float32 tensor. Each value is converted, filled, normalized in float64, rounded and
 // stored in one go, with the same bits as the steps one after the other (read, ops,
@@ -23,7 +23,7 @@ type fuseF32 struct {
 }
 
 // fuseFor is the fused form of p in output o, if it has one. It is used only on runs of
-// FLOAT pages (pageSource.f32Run), so the values it takes are float32s.
+// float32 values (runSource.f32Run), so the values it takes are float32s.
 func fuseFor(o *Output, p *colPlan) fuseF32 {
 	f := fuseF32{post: math.NaN()}
 	if o.dtype != ring.Float32 || o.pad != 0 || p.src.kind != kFloat || p.kind != kFloat {

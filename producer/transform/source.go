@@ -34,6 +34,15 @@ type source struct {
 	dict  bool // a dictionary of strings: read as its values
 }
 
+// readKind is the kind of s's values as read, before any op: an int for a decimal read
+// by the decimal step (decInfo.asInt), s.kind otherwise.
+func (s *source) readKind() kind {
+	if s.dec.asInt {
+		return kInt
+	}
+	return s.kind
+}
+
 // timeClass tells the columns datetime reads apart.
 type timeClass uint8
 

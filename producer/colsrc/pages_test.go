@@ -1,4 +1,4 @@
-package transform
+package colsrc
 
 import (
 	"bytes"
@@ -22,9 +22,10 @@ import (
 	"github.com/shmloader/shmloader/producer/config"
 	"github.com/shmloader/shmloader/producer/dataset"
 	"github.com/shmloader/shmloader/producer/pages"
+	"github.com/shmloader/shmloader/producer/transform"
 )
 
-// ApplyPages (the page decoder's values) against ApplyTo (arrow-go's arrays): for every
+// Decoders.Apply (the page decoder's runs) against ApplyTo (arrow-go's arrays): for every
 // transform, on every column type the page path reads, with nulls, NaN, ±Inf, integer
 // extremes, and dictionary pages that overflow into PLAIN within a chunk, both write
 // the same bytes, for all rows and for a selection; and a few transforms match values
@@ -122,8 +123,7 @@ func writePageTestFile(t *testing.T, path string, cols []pageCol, rgRows int64, 
 	arrs := make([]arrow.Array, len(cols))
 	for j, c := range cols {
 		fields[j] = arrow.Field{Name: c.name, Type: c.typ, Nullable: true}
-		ch := mk(c.name, c.typ, c.vals).ch
-		arrs[j] = ch.Chunk(0)
+		arrs[j] = arrayOf(c.typ, c.vals)
 	}
 	sc := arrow.NewSchema(fields, nil)
 	rec := array.NewRecordBatch(sc, arrs, int64(len(cols[0].vals)))
@@ -223,36 +223,36 @@ func longestPage(t *testing.T, data []byte) int {
 
 // bothPaths applies o to every row group both ways, for all rows and for selections, and
 // fails unless the bytes are equal; it returns ApplyTo's bytes of all rows.
-func bothPaths(t *testing.T, st *PageState, o config.Output, names []string, fields map[string]arrow.Field, rgs []rowGroupInput) [][]byte {
+func bothPaths(t *testing.T, st *Decoders, o config.Output, names []string, fields map[string]arrow.Field, rgs []rowGroupInput) [][]byte {
 	t.Helper()
 	fs := make([]arrow.Field, len(names))
 	for j, n := range names {
 		fs[j] = fields[n]
 	}
-	out, err := Compile(o, fs)
+	out, err := transform.Compile(o, fs)
 	if err != nil {
 		t.Fatalf("%s: Compile: %v", o.Name, err)
 	}
-	all := make([][]byte, len(out.tensors))
+	all := make([][]byte, len(out.Tensors()))
 	for _, rg := range rgs {
 		cols := make([]*arrow.Chunked, len(names))
 		chunks := make([]pages.Chunk, len(names))
 		for j, n := range names {
 			cols[j], chunks[j] = rg.arrow[n], rg.chunks[n]
-			if !out.ReadsPages(j, chunks[j].Type, chunks[j].TypeLen) {
+			if !out.ReadsValues(j, Kind(out.ColumnType(j), chunks[j].Type, chunks[j].TypeLen)) {
 				t.Fatalf("%s: column %s (%s) is not read from pages", o.Name, n, fields[n].Type)
 			}
 		}
 		rng := rand.New(rand.NewPCG(uint64(rg.rows), 3))
 		for _, sel := range [][]int32{nil, selection(rng, rg.rows, 2), selection(rng, rg.rows, 10), {int32(rg.rows - 1)}} {
 			// Rows a few bytes more than a row apart, the gaps marked, as in serve's records.
-			d1, d2 := Dest{}, Dest{}
+			d1, d2 := transform.Dest{}, transform.Dest{}
 			n := rg.rows
 			if sel != nil {
 				n = len(sel)
 			}
-			for i := range out.tensors {
-				stride := out.rowBytes(i) + 3
+			for i := range out.Tensors() {
+				stride := rowBytes(out, i) + 3
 				d1.Bufs = append(d1.Bufs, bytes.Repeat([]byte{0xa5}, n*stride))
 				d2.Bufs = append(d2.Bufs, bytes.Repeat([]byte{0xa5}, n*stride))
 				d1.Stride, d2.Stride = append(d1.Stride, stride), append(d2.Stride, stride)
@@ -260,8 +260,8 @@ func bothPaths(t *testing.T, st *PageState, o config.Output, names []string, fie
 			if err := out.ApplyTo(cols, sel, d1); err != nil {
 				t.Fatalf("%s: ApplyTo: %v", o.Name, err)
 			}
-			if err := out.ApplyPages(st, chunks, rg.rows, sel, d2); err != nil {
-				t.Fatalf("%s: ApplyPages: %v", o.Name, err)
+			if err := st.Apply(out, chunks, nil, rg.rows, sel, d2); err != nil {
+				t.Fatalf("%s: Decoders.Apply: %v", o.Name, err)
 			}
 			for i := range d1.Bufs {
 				if k := firstDiff(d1.Bufs[i], d2.Bufs[i]); k >= 0 {
@@ -270,7 +270,7 @@ func bothPaths(t *testing.T, st *PageState, o config.Output, names []string, fie
 				}
 				if sel == nil {
 					for k := 0; k < len(d1.Bufs[i]); k += d1.Stride[i] {
-						all[i] = append(all[i], d1.Bufs[i][k:k+out.rowBytes(i)]...)
+						all[i] = append(all[i], d1.Bufs[i][k:k+rowBytes(out, i)]...)
 					}
 				}
 			}
@@ -362,7 +362,7 @@ func pageTestOutputs(cols []pageCol) []struct {
 	return outs
 }
 
-func TestApplyPagesMatchesArrow(t *testing.T) {
+func TestPagesMatchArrow(t *testing.T) {
 	cols := pageTestCols(2600)
 	dir := t.TempDir()
 	files := []struct {
@@ -379,7 +379,7 @@ func TestApplyPagesMatchesArrow(t *testing.T) {
 		{"large pages v2", 1 << 20, []parquet.WriterProperty{parquet.WithCompression(compress.Codecs.Zstd),
 			parquet.WithDataPageVersion(parquet.DataPageV2), parquet.WithDictionaryPageSizeLimit(4000)}, 1, false},
 	}
-	var st PageState // shared by every output and row group, as a worker's is
+	var st Decoders // shared by every output and row group, as a worker's is
 	for _, file := range files {
 		t.Run(file.name, func(t *testing.T) {
 			path := filepath.Join(dir, file.name+".parquet")
@@ -413,7 +413,7 @@ func TestApplyPagesMatchesArrow(t *testing.T) {
 
 // checkByHand checks a few transforms against values computed here from the column's
 // values with plain Go math.
-func checkByHand(t *testing.T, st *PageState, cols []pageCol, fields map[string]arrow.Field, rgs []rowGroupInput) {
+func checkByHand(t *testing.T, st *Decoders, cols []pageCol, fields map[string]arrow.Field, rgs []rowGroupInput) {
 	t.Helper()
 	byName := map[string][]any{}
 	for _, c := range cols {

@@ -1,44 +1,45 @@
 package transform
 
 import (
+	"cmp"
+	"errors"
+	"fmt"
 	"unsafe"
-
-	"github.com/shmloader/shmloader/producer/pages"
 )
 
-// pageDict is a column chunk's dictionary in the form Apply's blocks take: raw holds
-// each entry as read (ops not yet applied), final the same after the column's ops;
-// entry n (one past the dictionary) is the null row. Both are made once per dictionary
-// page, so a transform costs one evaluation per distinct value.
-type pageDict struct {
-	gen        uint64 // the decoder's dictionary generation these were made from
+// runDict is a Runs source's dictionary in the form Apply's blocks take: raw holds each
+// entry as read (ops not yet applied), final the same after the column's ops; entry n
+// (one past the dictionary) is the null row. Both are made once per dictionary, so a
+// transform costs one evaluation per distinct value.
+type runDict struct {
+	from       Runs   // the source these were made from
+	gen        uint64 // its dictionary's number then
 	made       bool
 	n          int
 	raw, final work
 	idx        []uint32 // the block's entries, per position
-	bad        bool     // some entry is one arrow-go refuses (stBad in raw): pageSource.checkRun
 	// bits: each final entry as the output stores it (Output.storeDict), made once per
 	// dictionary when bitsGen is gen+1.
 	bits    []uint64
 	bitsGen uint64
 }
 
-// load (re)makes the dictionary's entries when the decoder has loaded another one.
-func (d *pageDict) load(p *pageSource) error {
-	v, gen := p.dec.Dictionary()
-	if d.made && gen == d.gen {
-		return nil
+// load (re)makes the dictionary's entries when the source's dictionary changed, and
+// says whether it did.
+func (d *runDict) load(p *runSource) (bool, error) {
+	v, gen := p.runs.Dictionary()
+	if d.made && gen == d.gen && d.from == p.runs {
+		return false, nil
+	}
+	if err := v.check(v.N, p.kind); err != nil || v.Dict || v.Raw != nil {
+		return false, fmt.Errorf("dictionary: %w", cmp.Or(err, errors.New("of indices or raw bytes")))
 	}
 	n := v.N
-	d.n, d.gen, d.made = n, gen, true
+	d.n, d.gen, d.from, d.made = n, gen, p.runs, true
 	d.raw.grow(n+1, 1)
 	d.raw.hash = p.plan.hash
 	if n > 0 {
 		p.put(&d.raw, v, 0, n, 0, nil, 0)
-	}
-	d.bad = false
-	for _, x := range d.raw.st[:n] {
-		d.bad = d.bad || x == stBad
 	}
 	// The null entry, as put makes a null row.
 	d.raw.f[n], d.raw.i[n], d.raw.st[n] = 0, 0, stNull
@@ -54,12 +55,12 @@ func (d *pageDict) load(p *pageSource) error {
 	for x := range p.plan.ops {
 		p.plan.ops[x].run(&d.final, n+1)
 	}
-	return nil
+	return true, nil
 }
 
 // indices records the entries of n rows of run v for positions at..: the run's rows
 // lo..lo+n-1, or rows idx[i] (the run's idx[i]-base); a null row gets entry n.
-func (d *pageDict) indices(v *pages.Values, at, n, lo int, idx []int32, base int) {
+func (d *runDict) indices(v *Values, at, n, lo int, idx []int32, base int) {
 	if need := at + n; len(d.idx) < need {
 		d.idx = append(d.idx, make([]uint32, need-len(d.idx))...)
 	}
@@ -88,7 +89,7 @@ func (d *pageDict) indices(v *pages.Values, at, n, lo int, idx []int32, base int
 // lookup puts the entries of positions at..at+n-1 into w: final values when final (the
 // whole block came from the dictionary, so the ops are skipped), else raw ones. k is
 // the kind of the values taken (the plan's last, or the source's). It reports nulls.
-func (d *pageDict) lookup(w *work, at, n int, final bool, finalKind, srcKind kind) bool {
+func (d *runDict) lookup(w *work, at, n int, final bool, finalKind, srcKind kind) bool {
 	src, k := &d.raw, srcKind
 	if final {
 		src, k = &d.final, finalKind
@@ -118,7 +119,7 @@ func (d *pageDict) lookup(w *work, at, n int, final bool, finalKind, srcKind kin
 // null row, null may be nil) straight from d's final entries, as column j of rows k0..
 // of a stacked tensor: the bits Output.write stores for a block that came from the
 // dictionary, one load and one store per row.
-func (o *Output) storeDict(d *pageDict, p *colPlan, idx []uint32, null []byte, dst Dest, j, k0 int) {
+func (o *Output) storeDict(d *runDict, p *colPlan, idx []uint32, null []byte, dst Dest, j, k0 int) {
 	if d.bitsGen != d.gen+1 {
 		n := d.n + 1
 		if cap(d.bits) < n {

@@ -1,0 +1,149 @@
+package colsrc
+
+import (
+	"encoding/binary"
+	"math"
+	"math/big"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/float16"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/shmloader/shmloader/producer/config"
+	"github.com/shmloader/shmloader/producer/transform"
+)
+
+// blockValues is the transforms' block (transform.blockValues): a page longer than it
+// is cut into runs inside the page.
+const blockValues = 512
+
+// arrayOf makes an array of type t of vals: int, uint64, float64, bool, string or nil
+// (a null).
+func arrayOf(t arrow.DataType, vals []any) arrow.Array {
+	b := array.NewBuilder(memory.DefaultAllocator, t)
+	defer b.Release()
+	for _, v := range vals {
+		if v == nil {
+			b.AppendNull()
+			continue
+		}
+		switch b := b.(type) {
+		case *array.Int8Builder:
+			b.Append(int8(i64(v)))
+		case *array.Int16Builder:
+			b.Append(int16(i64(v)))
+		case *array.Int32Builder:
+			b.Append(int32(i64(v)))
+		case *array.Int64Builder:
+			b.Append(i64(v))
+		case *array.Uint8Builder:
+			b.Append(uint8(i64(v)))
+		case *array.Uint16Builder:
+			b.Append(uint16(i64(v)))
+		case *array.Uint32Builder:
+			b.Append(uint32(i64(v)))
+		case *array.Uint64Builder:
+			b.Append(uint64(i64(v)))
+		case *array.Float16Builder:
+			b.Append(float16.New(float32(v.(float64))))
+		case *array.Float32Builder:
+			b.Append(float32(v.(float64)))
+		case *array.Float64Builder:
+			b.Append(v.(float64))
+		case *array.BooleanBuilder:
+			b.Append(v.(bool))
+		case *array.StringBuilder:
+			b.Append(v.(string))
+		case *array.BinaryBuilder:
+			b.Append([]byte(v.(string)))
+		default:
+			panic("test helper: no builder case for " + t.String())
+		}
+	}
+	return b.NewArray()
+}
+
+func i64(v any) int64 {
+	if u, ok := v.(uint64); ok {
+		return int64(u)
+	}
+	return int64(v.(int))
+}
+
+// rowBytes is the size of one row of tensor i of out.
+func rowBytes(out *transform.Output, i int) int {
+	t := out.Tensors()[i]
+	n := t.DType.Size()
+	for _, d := range t.Shape {
+		n *= d
+	}
+	return n
+}
+
+func cast(d string) config.Transform { return config.Transform{Op: config.OpCast, DType: d} }
+
+func fillNum(v float64) config.Transform {
+	return config.Transform{Op: config.OpFillNull, Fill: config.Scalar{Num: v}}
+}
+
+func dt(part, tz string) config.Transform {
+	return config.Transform{Op: config.OpDatetime, Part: part, TZ: tz}
+}
+
+func fp(v float64) *float64 { return &v }
+
+var nan = math.NaN()
+
+func floorMod(a, b int64) int64 { return (a%b + b) % b }
+
+// exactFloat is the float64 nearest to v × 10^-scale, by exact rational arithmetic.
+func exactFloat(v *big.Int, scale int32) float64 {
+	r := new(big.Rat).SetInt(v)
+	r.Quo(r, new(big.Rat).SetInt(new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(scale)), nil)))
+	f, _ := r.Float64()
+	return f
+}
+
+func f64s(b []byte) []float64 {
+	v := make([]float64, len(b)/8)
+	for i := range v {
+		v[i] = math.Float64frombits(binary.LittleEndian.Uint64(b[8*i:]))
+	}
+	return v
+}
+
+func ints64(b []byte) []int64 {
+	v := make([]int64, len(b)/8)
+	for i := range v {
+		v[i] = int64(binary.LittleEndian.Uint64(b[8*i:]))
+	}
+	return v
+}
+
+// sameFloats compares with NaN equal to NaN and -0 distinct from +0.
+func sameFloats(t *testing.T, what string, got, want []float64) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%s: %d values, want %d", what, len(got), len(want))
+	}
+	for i := range got {
+		g, w := got[i], want[i]
+		if !(g == w && math.Signbit(g) == math.Signbit(w) || g != g && w != w) {
+			t.Fatalf("%s[%d] = %v, want %v", what, i, g, w)
+		}
+	}
+}
+
+func sameInts(t *testing.T, what string, got, want []int64) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%s: %d values, want %d", what, len(got), len(want))
+	}
+	for i := range got {
+		if got[i] != want[i] {
+			t.Fatalf("%s[%d] = %d, want %d", what, i, got[i], want[i])
+		}
+	}
+}
