@@ -657,7 +657,7 @@ func TestDate64Pages(t *testing.T) {
 // values": pages' loadDict), so the test skips until package pages reads them; then
 // both ways must give the same bytes.
 func TestDictionaryOfTheWholeTable(t *testing.T) {
-	path := writeTyped(t, t.TempDir(), "cat.parquet", parquet.NewWriterProperties(parquet.WithMaxRowGroupLength(1000)), pqarrow.DefaultWriterProps())
+	path := writeTyped(t, t.TempDir(), "cat.parquet", testkit.Parquet{Props: []parquet.WriterProperty{parquet.WithMaxRowGroupLength(1000)}})
 	ds, err := dataset.Open(path)
 	if err != nil {
 		t.Fatal(err)
@@ -706,8 +706,8 @@ func TestDictionaryOfTheWholeTable(t *testing.T) {
 // into PLAIN within a chunk, read by the decimal step, gives arrow-go's integers in the
 // block that holds both kinds of page.
 func TestDecimalStepAcrossDictionaryFallback(t *testing.T) {
-	path := writeTyped(t, t.TempDir(), "d.parquet", parquet.NewWriterProperties(parquet.WithMaxRowGroupLength(typedRows),
-		parquet.WithDataPageSize(2048), parquet.WithDictionaryPageSizeLimit(4096)), pqarrow.DefaultWriterProps())
+	path := writeTyped(t, t.TempDir(), "d.parquet", testkit.Parquet{Props: []parquet.WriterProperty{parquet.WithMaxRowGroupLength(typedRows),
+		parquet.WithDataPageSize(2048), parquet.WithDictionaryPageSizeLimit(4096)}})
 	ds, err := dataset.Open(path)
 	if err != nil {
 		t.Fatal(err)

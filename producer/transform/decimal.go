@@ -1,7 +1,6 @@
 package transform
 
 import (
-	"fmt"
 	"math"
 	"math/bits"
 	"strconv"
@@ -266,13 +265,4 @@ func beWords(b []byte, w *[4]uint64) []uint64 {
 		w[i] = v
 	}
 	return w[:]
-}
-
-// decimalBytes checks a stored decimal's length as arrow-go does: 1 to 16 bytes for a
-// decimal128, 1 to 32 for a decimal256.
-func decimalBytes(n, most int) error {
-	if n < 1 || n > most {
-		return fmt.Errorf("decimal of %d bytes: want 1 to %d", n, most)
-	}
-	return nil
 }
