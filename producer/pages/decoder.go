@@ -1,7 +1,6 @@
 package pages
 
 import (
-	"encoding/binary"
 	"hash/crc32"
 
 	"github.com/apache/arrow-go/v18/parquet"
@@ -91,10 +90,11 @@ func Supported(t parquet.Type, maxRep int16, encodings []parquet.Encoding) error
 	return nil
 }
 
-// encodingOK: the encodings this decoder reads for a column of type t (levels: RLE).
+// encodingOK: the encodings this decoder reads for a column of type t (levels: RLE and
+// BIT_PACKED, which no page uses for values).
 func encodingOK(e Encoding, t parquet.Type) bool {
 	switch e {
-	case Plain, PlainDictionary, RLEDictionary, RLE:
+	case Plain, PlainDictionary, RLEDictionary, RLE, BitPacked:
 		return true
 	case DeltaBinaryPacked:
 		return t == parquet.Types.Int32 || t == parquet.Types.Int64
@@ -273,6 +273,7 @@ func (d *Decoder) startPage(h Header, raw []byte) error {
 		return corrupt("%d values, but only %d of the footer's %d are left", h.NumValues, d.c.Values-d.started, d.c.Values)
 	}
 	var levels, values []byte
+	packed := false
 	d.nulls, d.seenNul = -1, 0
 	if h.Type == DataPage {
 		body, err := d.decompress(&d.pageBuf, raw, h.Uncompressed)
@@ -281,17 +282,10 @@ func (d *Decoder) startPage(h Header, raw []byte) error {
 		}
 		values = body
 		if d.c.MaxDef > 0 {
-			if h.DefEncoding != RLE {
-				return unsupported("definition levels in %s", h.DefEncoding)
+			levels, values, packed, err = levelSection(body, h.DefEncoding, "definition levels", h.NumValues, bitWidth(uint32(d.c.MaxDef)+1))
+			if err != nil {
+				return err
 			}
-			if len(body) < 4 {
-				return corrupt("definition levels' length cut short")
-			}
-			n := binary.LittleEndian.Uint32(body)
-			if uint64(n) > uint64(len(body)-4) {
-				return corrupt("definition levels of %d bytes in a %d-byte page", n, len(body))
-			}
-			levels, values = body[4:4+n], body[4+n:]
 		}
 	} else {
 		if h.NumRows != h.NumValues {
@@ -324,7 +318,7 @@ func (d *Decoder) startPage(h Header, raw []byte) error {
 		}
 	}
 	if d.c.MaxDef > 0 {
-		d.defs.reset(levels, bitWidth(uint32(d.c.MaxDef)+1), uint32(d.c.MaxDef)+1)
+		d.defs.resetLevels(levels, packed, uint32(d.c.MaxDef)+1, h.NumValues)
 	}
 	if err := d.startValues(h.Encoding, values, h.NumValues); err != nil {
 		return err

@@ -7,10 +7,12 @@
 // page into a Values, row-aligned (a null row holds the zero value and Null[k] = 1).
 // It handles data pages v1 and v2, every codec arrow-go has a codec for (snappy, zstd,
 // gzip, brotli, LZ4_RAW) and Parquet's LZ4, whose codec lives here (lz4.go; arrow-go has
-// none: RegisterCodecs lends it to arrow-go), definition levels in the RLE /
-// bit-packed hybrid, and the value encodings PLAIN, PLAIN_DICTIONARY / RLE_DICTIONARY
-// (with the dictionary page), DELTA_BINARY_PACKED, DELTA_LENGTH_BYTE_ARRAY,
-// DELTA_BYTE_ARRAY, BYTE_STREAM_SPLIT and RLE for booleans. Repeated columns (lists) are
+// none: RegisterCodecs lends it to arrow-go), definition levels in the RLE / bit-packed
+// hybrid or the deprecated BIT_PACKED (levels.go), and the value encodings PLAIN,
+// PLAIN_DICTIONARY / RLE_DICTIONARY (with the dictionary page), DELTA_BINARY_PACKED,
+// DELTA_LENGTH_BYTE_ARRAY, DELTA_BYTE_ARRAY, BYTE_STREAM_SPLIT and RLE for booleans:
+// every physical type in every encoding the format has for it. Only LZO, which arrow-go
+// has no codec for (pyarrow neither), is refused. Repeated columns (lists) are
 // not flat: Supported says so, and the caller reads them another way.
 //
 // # Checks

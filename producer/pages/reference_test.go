@@ -34,6 +34,8 @@ type tcol struct {
 	nulls    int  // per mille of rows null
 	distinct int  // values drawn from this many; 0: every row its own
 	rle      bool // booleans in the RLE encoding
+	// levels, when set, gives row r's definition level in place of nulls' draw.
+	levels func(r int) int16
 }
 
 func (c tcol) path() string {
@@ -60,6 +62,8 @@ func mix(x uint64, salt uint64) uint64 {
 func (c tcol) def(r int, salt uint64) int16 {
 	h := mix(uint64(r), salt^0xdef)
 	switch {
+	case c.levels != nil:
+		return c.levels(r)
 	case c.nested:
 		if int(h%1000) < c.nulls {
 			return int16(h >> 20 % 2) // the struct null (0) or x null (1)

@@ -21,6 +21,7 @@ type hybrid struct {
 	repVal uint32 //
 	lit    int    // values left in the current bit-packed run
 	litBit int    // bit offset in b of the next bit-packed value
+	msb    bool   // BIT_PACKED levels: one run, most significant bit first (levels.go)
 }
 
 func (h *hybrid) reset(b []byte, width uint, max uint32) {
@@ -110,6 +111,9 @@ func (h *hybrid) read(dst []uint32) error {
 
 // unpack reads len(dst) bit-packed values from litBit on.
 func (h *hybrid) unpack(dst []uint32) error {
+	if h.msb {
+		return h.unpackMSB(dst)
+	}
 	w := h.width
 	mask := uint64(1)<<w - 1
 	bit := h.litBit
