@@ -238,7 +238,11 @@ func checkBitPacked(t *testing.T, f tfile, buf []byte) {
 // A list column's data pages v1 with both levels BIT_PACKED pass Check, which reads the
 // repetition levels, then the definition levels, each at its own width; a level out of
 // range or a section cut short fails it, naming the page.
-func TestBitPackedRepeated(t *testing.T) {
+// listChunk is the chunk of a list<int32> column (max repetition level 1, max definition
+// level 3) that arrow-go writes in pages v1 of about 16 levels: rows of 0 to 4 elements,
+// some null, null lists and empty ones.
+func listChunk(t testing.TB) Chunk {
+	t.Helper()
 	list := schema.MustGroup(schema.ListOf(schema.NewInt32Node("element", parquet.Repetitions.Optional, -1),
 		parquet.Repetitions.Optional, -1))
 	root := schema.MustGroup(schema.NewGroupNode("schema", parquet.Repetitions.Required, schema.FieldList{list}, -1))
@@ -250,7 +254,6 @@ func TestBitPackedRepeated(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Rows of 0 to 4 elements, some null; a null list, an empty one.
 	var defs, reps []int16
 	var vals []int32
 	for r := range 300 {
@@ -292,6 +295,30 @@ func TestBitPackedRepeated(t *testing.T) {
 	if c.MaxRep != 1 || c.MaxDef != 3 {
 		t.Fatalf("max levels %d, %d", c.MaxRep, c.MaxDef)
 	}
+	return c
+}
+
+// listLevels reads the repetition and definition levels of a list chunk's data page v1
+// and returns them with the values that follow.
+func listLevels(t testing.TB, c Chunk, p page) (rep, def []uint32, values []byte) {
+	t.Helper()
+	body := p.body
+	var sec [2][]uint32
+	for k, max := range []int16{c.MaxRep, c.MaxDef} {
+		n := int(binary.LittleEndian.Uint32(body))
+		var h hybrid
+		h.reset(body[4:4+n], bitWidth(uint32(max)+1), uint32(max)+1)
+		sec[k] = make([]uint32, p.h.NumValues)
+		if err := h.read(sec[k]); err != nil {
+			t.Fatal(err)
+		}
+		body = body[4+n:]
+	}
+	return sec[0], sec[1], body
+}
+
+func TestBitPackedRepeated(t *testing.T) {
+	c := listChunk(t)
 	// Each page's levels, read from the RLE sections arrow-go wrote, packed again.
 	ps := splitPages(t, c.Data)
 	var pageDefs [][]uint32
@@ -299,22 +326,10 @@ func TestBitPackedRepeated(t *testing.T) {
 		if p.h.Type != DataPage {
 			continue
 		}
-		body := p.body
-		var sec [2][]uint32
-		for k, max := range []int16{c.MaxRep, c.MaxDef} {
-			n := int(binary.LittleEndian.Uint32(body))
-			var h hybrid
-			h.reset(body[4:4+n], bitWidth(uint32(max)+1), uint32(max)+1)
-			sec[k] = make([]uint32, p.h.NumValues)
-			if err := h.read(sec[k]); err != nil {
-				t.Fatal(err)
-			}
-			body = body[4+n:]
-		}
-		packed := append(packMSB(sec[0], 1), packMSB(sec[1], 2)...)
+		rep, def, values := listLevels(t, c, p)
 		p.h.DefEncoding, p.h.RepEncoding = BitPacked, BitPacked
-		ps[i] = setBody(t, c, p, append(packed, body...))
-		pageDefs = append(pageDefs, sec[1])
+		ps[i] = setBody(t, c, p, slices.Concat(packMSB(rep, 1), packMSB(def, 2), values))
+		pageDefs = append(pageDefs, def)
 	}
 	if len(pageDefs) < 5 {
 		t.Fatalf("%d data pages, want several", len(pageDefs))
@@ -344,8 +359,51 @@ func TestBitPackedRepeated(t *testing.T) {
 	bad := c
 	bad.Data = joinPages(ps)
 	var pe *Error
-	err = Check(bad)
+	err := Check(bad)
 	if !errors.As(err, &pe) || !errors.Is(err, ErrCorrupt) || pe.Page != at || !strings.Contains(err.Error(), "BIT_PACKED definition levels") {
 		t.Fatalf("a page cut in its levels: %v, want ErrCorrupt naming page %d", err, at)
+	}
+}
+
+// Check refuses a list chunk's page whose repetition or definition levels hold more or
+// fewer levels than its header's num_values, naming the page.
+func TestCheckRepeatedLevelCounts(t *testing.T) {
+	c := listChunk(t)
+	if err := Check(c); err != nil {
+		t.Fatalf("the chunk as written: %v", err)
+	}
+	rle := func(lv []uint32, width uint) []byte {
+		b := oneRunEach(lv, width)
+		return append(binary.LittleEndian.AppendUint32(nil, uint32(len(b))), b...)
+	}
+	for _, tc := range []struct {
+		name, want string
+		edit       func(rep, def []uint32) ([]byte, []byte)
+	}{
+		{"repetition levels claim more", "repetition levels: 2 bytes of runs follow", func(rep, def []uint32) ([]byte, []byte) {
+			return rle(append(rep, 0), 1), rle(def, 2)
+		}},
+		{"definition levels claim more", "definition levels: 2 bytes of runs follow", func(rep, def []uint32) ([]byte, []byte) {
+			return rle(rep, 1), rle(append(def, 3), 2)
+		}},
+		{"repetition levels run out", "repetition levels: values run out", func(rep, def []uint32) ([]byte, []byte) {
+			return rle(rep[1:], 1), rle(def, 2)
+		}},
+		{"definition levels run out", "definition levels: values run out", func(rep, def []uint32) ([]byte, []byte) {
+			return rle(rep, 1), rle(def[1:], 2)
+		}},
+	} {
+		ps := splitPages(t, c.Data)
+		at := slices.IndexFunc(ps, func(p page) bool { return p.h.Type == DataPage }) + 2
+		rep, def, values := listLevels(t, c, ps[at])
+		r, d := tc.edit(rep, def)
+		ps[at] = setBody(t, c, ps[at], slices.Concat(r, d, values))
+		bad := c
+		bad.Data = joinPages(ps)
+		var pe *Error
+		err := Check(bad)
+		if !errors.As(err, &pe) || !errors.Is(err, ErrCorrupt) || pe.Page != at || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want ErrCorrupt naming page %d and saying %q", tc.name, err, at, tc.want)
+		}
 	}
 }

@@ -105,6 +105,9 @@ func (d *Decoder) checkLevels(h Header, raw []byte, lv []uint32) error {
 		if err := hy.read(lv); err != nil {
 			return corrupt("%s: %v", s.what, err)
 		}
+		if err := hy.end(); err != nil {
+			return corrupt("%s: %v", s.what, err)
+		}
 		if i == 0 && len(lv) > 0 && lv[0] != 0 && h.Type == DataPageV2 {
 			return corrupt("a v2 page starts inside a row (repetition level %d)", lv[0])
 		}

@@ -187,6 +187,11 @@ func (d *Decoder) Read(n int, out *Values) (int, error) {
 
 // endPage checks what the page's header promised against what it held.
 func (d *Decoder) endPage() error {
+	if d.c.MaxDef > 0 {
+		if err := d.defs.end(); err != nil {
+			return d.fail(corrupt("definition levels: %v", err))
+		}
+	}
 	if d.nulls >= 0 && d.nulls != d.seenNul {
 		return d.fail(corrupt("header says %d nulls, definition levels give %d", d.nulls, d.seenNul))
 	}

@@ -21,16 +21,19 @@
 // parses within the chunk, the body decompresses to exactly the size the header gives
 // (and to no more than the footer says the chunk holds; a zstd frame announcing more is
 // refused before it is decoded), the level and value sections hold exactly the counts the
-// header and the levels call for (no run of a level or index decoder may end early, no
-// index may point past the dictionary, no value section may hold bytes left over), the
-// dictionary page comes first and once, and the data pages' values add up to the
-// footer's count. A failure is an *Error naming the page and its offset in the chunk,
-// wrapping ErrCorrupt or ErrUnsupported; no input makes a Decoder panic or read outside
-// the chunk (FuzzDecoder, FuzzHybrid, FuzzHeader, FuzzDeltaBinaryPacked,
-// FuzzDeltaByteArray).
+// header and the levels call for (a page's levels are exactly its num_values: no run of a
+// level, index or RLE boolean decoder may end early or go on past the count but to pad
+// its last group of 8, and no run may follow; no level may exceed the max, no index may
+// point past the dictionary, no value section may hold bytes left over), a v2 header's
+// null count is the levels', the dictionary page comes first and once, and the data
+// pages' values add up to the footer's count. A failure is an *Error naming the page and
+// its offset in the chunk (the chunk, Page -1, for the footer's count), wrapping
+// ErrCorrupt or ErrUnsupported; no input makes a Decoder panic or read outside the chunk
+// (FuzzDecoder, FuzzHybrid, FuzzHeader, FuzzDeltaBinaryPacked, FuzzDeltaByteArray,
+// FuzzLZ4Hadoop).
 //
-// Some of these checks can only be made at a page's end (left-over bytes, a v2 header's
-// null count), so rows of a page read before its fault was found may already have been
-// returned: a caller must treat an error as spoiling the whole chunk. Package serve
-// does: a row group whose decoding fails is never published.
+// Some of these checks can only be made at a page's end (left-over bytes or levels, a v2
+// header's null count), so rows of a page read before its fault was found may already
+// have been returned: a caller must treat an error as spoiling the whole chunk. Package
+// serve does: a row group whose decoding fails is never published.
 package pages

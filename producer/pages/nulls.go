@@ -48,6 +48,7 @@ func (h *hybrid) readNulls(null []byte, max uint32, scratch *[]uint32) (int, err
 		}
 		return nulls, nil
 	}
+	h.done += len(null)
 	nulls := 0
 	for k := 0; k < len(null); {
 		if h.rep == 0 && h.lit == 0 {
