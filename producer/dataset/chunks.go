@@ -135,8 +135,12 @@ func (r *Reader) chunk(rg int, l Leaf, data []byte, start int64, sums bool) (pag
 		}
 	}
 	md := meta.RowGroups[rg].Columns[l.Index].MetaData
-	return pages.Chunk{Type: l.Type, TypeLen: l.TypeLen, MaxDef: l.MaxDef, MaxRep: l.MaxRep,
-		Codec: compress.Compression(md.Codec), Values: md.NumValues, Uncompressed: md.TotalUncompressedSize, Data: data}, nil
+	c := pages.Chunk{Type: l.Type, TypeLen: l.TypeLen, MaxDef: l.MaxDef, MaxRep: l.MaxRep,
+		Codec: compress.Compression(md.Codec), Values: md.NumValues, Uncompressed: md.TotalUncompressedSize, Data: data}
+	if st := md.Statistics; st != nil && st.IsSetNullCount() {
+		c.NullCount, c.HasNullCount = st.GetNullCount(), true
+	}
+	return c, nil
 }
 
 func (r *Reader) chunkErr(rg int, l Leaf, err error) error {

@@ -14,6 +14,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/compress"
 
 	"github.com/shmloader/shmloader/producer/dataset/pqdamage"
+	"github.com/shmloader/shmloader/producer/internal/thrift"
 	"github.com/shmloader/shmloader/producer/pages"
 )
 
@@ -98,6 +99,46 @@ func TestLevelCountsDisagree(t *testing.T) {
 					t.Fatalf("Check: %v, want page %d named", err, page)
 				}
 			})
+		}
+	}
+}
+
+// A chunk whose definition levels contradict the null_count of its footer statistics is
+// refused once it is read (the chunk is at fault, not a page); the same file with the
+// footer's count right reads.
+func TestFooterNullCountContradicted(t *testing.T) {
+	for _, delta := range []int64{0, 1, -1} {
+		path := writeTest(t, t.TempDir(), "a.parquet", 0, 200, writeOpts{})
+		rewriteFooter(t, path, func(root *thrift.Value) {
+			md := &root.Field(4).Value.Items[0].Field(1).Value.Items[1].Field(3).Value // row group 0, column b
+			nc := md.Field(12).Value.Field(3)
+			nc.Value.Raw = zigzag64(unzigzag(nc.Value.Raw) + delta)
+		}, nil)
+		d, err := Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := d.OpenReader(d.Files[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		leaf, _ := d.Files[0].Leaf("b")
+		chunks, _, err := r.ReadChunks(0, []Leaf{leaf}, nil)
+		r.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !chunks[0].HasNullCount || chunks[0].NullCount != 29+delta { // rows i%7 == 3 of 0..199
+			t.Fatalf("delta %d: the chunk's null count %d (set %v)", delta, chunks[0].NullCount, chunks[0].HasNullCount)
+		}
+		err = pages.Check(chunks[0])
+		var pe *pages.Error
+		switch {
+		case delta == 0 && err != nil:
+			t.Fatalf("the footer as written: %v", err)
+		case delta != 0 && (!errors.As(err, &pe) || !errors.Is(err, ErrCorrupt) || pe.Page != -1 ||
+			!strings.Contains(err.Error(), fmt.Sprintf("the definition levels give 29 nulls, the footer's statistics %d", 29+delta))):
+			t.Fatalf("footer null count off by %d: %v", delta, err)
 		}
 	}
 }

@@ -597,3 +597,38 @@ func TestZstdFrameLargerThanItsPage(t *testing.T) {
 		t.Fatalf("snappy block of another size: %v", err)
 	}
 }
+
+// The footer's null count is checked once the chunk is read: its definition levels must
+// give that many nulls. A chunk whose footer gives none, or a negative one, is not
+// checked; rows are served all the same, as the count is known only at the end.
+func TestFooterNullCount(t *testing.T) {
+	var d Decoder
+	for _, key := range []string{"v1.snappy.dict/i32", "v2.plain/st", "v1.plain/req"} {
+		c := base(t, key)
+		rows, _ := decodeAll(t, key, &d, c, 0)
+		nulls := int64(0)
+		for _, r := range rows {
+			if r == nil {
+				nulls++
+			}
+		}
+		for _, tc := range []struct {
+			has  bool
+			n    int64
+			good bool
+		}{{true, nulls, true}, {false, nulls + 1, true}, {true, -1, true}, {true, nulls + 1, false}, {true, nulls + 1000, false}} {
+			c.HasNullCount, c.NullCount = tc.has, tc.n
+			got, err := decodeUntilError(t, &d, c, 77)
+			what := fmt.Sprintf("%s, footer null count %d (set %v)", key, tc.n, tc.has)
+			var pe *Error
+			switch {
+			case tc.good && err != nil:
+				t.Fatalf("%s: %v", what, err)
+			case !tc.good && (!errors.As(err, &pe) || !errors.Is(err, ErrCorrupt) || pe.Page != -1 ||
+				!strings.Contains(err.Error(), fmt.Sprintf("give %d nulls, the footer's statistics %d", nulls, tc.n))):
+				t.Fatalf("%s: %v, want ErrCorrupt for the chunk", what, err)
+			}
+			sameCells(t, what, got, rows)
+		}
+	}
+}

@@ -16,6 +16,10 @@ type Chunk struct {
 	MaxRep  int16
 	Codec   compress.Compression
 	Values  int64 // the footer's num_values: levels in all data pages
+	// NullCount is the footer's statistics.null_count, when HasNullCount (and it is not
+	// negative): the rows whose definition level is below MaxDef must be that many.
+	NullCount    int64
+	HasNullCount bool
 	// Uncompressed is the footer's total_uncompressed_size (0: not known): no page may
 	// decompress to more.
 	Uncompressed int64
@@ -45,6 +49,7 @@ type Decoder struct {
 	left    int   // rows left in the current data page
 	nulls   int   // data page v2: nulls the header promises; -1 for v1
 	seenNul int   // nulls met in the current page
+	allNul  int64 // nulls met in the chunk's pages before the current one
 
 	defs    hybrid
 	levels  []uint32
@@ -130,7 +135,7 @@ func (d *Decoder) Reset(c Chunk) error {
 		return &Error{Page: -1, Err: err}
 	}
 	d.c, d.typ, d.codec = c, typ, codec
-	d.pos, d.page, d.pageAt, d.started, d.left = 0, -1, 0, 0, 0
+	d.pos, d.page, d.pageAt, d.started, d.left, d.allNul, d.seenNul = 0, -1, 0, 0, 0, 0, 0
 	d.hasDict, d.vals = false, nil
 	d.dict.N = 0
 	return nil
@@ -198,6 +203,8 @@ func (d *Decoder) endPage() error {
 	if err := d.vals.finish(); err != nil {
 		return d.fail(err)
 	}
+	d.allNul += int64(d.seenNul)
+	d.seenNul = 0
 	return nil
 }
 
@@ -220,6 +227,9 @@ func (d *Decoder) Finish() error {
 	}
 	if d.started != d.c.Values {
 		return &Error{Page: -1, Err: corrupt("data pages hold %d values, the footer says %d", d.started, d.c.Values)}
+	}
+	if d.c.HasNullCount && d.c.NullCount >= 0 && d.allNul != d.c.NullCount {
+		return &Error{Page: -1, Err: corrupt("the definition levels give %d nulls, the footer's statistics %d", d.allNul, d.c.NullCount)}
 	}
 	return nil
 }

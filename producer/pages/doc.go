@@ -25,15 +25,16 @@
 // level, index or RLE boolean decoder may end early or go on past the count but to pad
 // its last group of 8, and no run may follow; no level may exceed the max, no index may
 // point past the dictionary, no value section may hold bytes left over), a v2 header's
-// null count is the levels', the dictionary page comes first and once, and the data
-// pages' values add up to the footer's count. A failure is an *Error naming the page and
-// its offset in the chunk (the chunk, Page -1, for the footer's count), wrapping
-// ErrCorrupt or ErrUnsupported; no input makes a Decoder panic or read outside the chunk
-// (FuzzDecoder, FuzzHybrid, FuzzHeader, FuzzDeltaBinaryPacked, FuzzDeltaByteArray,
-// FuzzLZ4Hadoop).
+// null count is the levels', the dictionary page comes first and once, the data pages'
+// values add up to the footer's count, and their nulls to the footer's null_count where
+// it gives one (Chunk.NullCount). A failure is an *Error naming the page and its offset
+// in the chunk (the chunk, Page -1, for the footer's counts), wrapping ErrCorrupt or
+// ErrUnsupported; no input makes a Decoder panic or read outside the chunk (FuzzDecoder,
+// FuzzHybrid, FuzzHeader, FuzzDeltaBinaryPacked, FuzzDeltaByteArray, FuzzLZ4Hadoop).
 //
 // Some of these checks can only be made at a page's end (left-over bytes or levels, a v2
-// header's null count), so rows of a page read before its fault was found may already
-// have been returned: a caller must treat an error as spoiling the whole chunk. Package
-// serve does: a row group whose decoding fails is never published.
+// header's null count) or the chunk's (the footer's null count), so rows of a page read
+// before its fault was found may already have been returned: a caller must treat an
+// error as spoiling the whole chunk. Package serve does: a row group whose decoding
+// fails is never published.
 package pages

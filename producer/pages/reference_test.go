@@ -288,8 +288,13 @@ func chunkOf(t testing.TB, r *file.Reader, buf []byte, rg, j int) Chunk {
 	}
 	col := r.MetaData().Schema.Column(j)
 	end := start + md.TotalCompressedSize()
-	return Chunk{Type: col.PhysicalType(), TypeLen: col.TypeLength(), MaxDef: col.MaxDefinitionLevel(),
+	c := Chunk{Type: col.PhysicalType(), TypeLen: col.TypeLength(), MaxDef: col.MaxDefinitionLevel(),
 		MaxRep: col.MaxRepetitionLevel(), Codec: md.Compression(), Values: md.NumValues(), Data: buf[start:end:end]}
+	// The footer's null count as the thrift holds it, as package dataset takes it.
+	if st := r.MetaData().RowGroups[rg].Columns[j].MetaData.Statistics; st != nil && st.IsSetNullCount() {
+		c.NullCount, c.HasNullCount = st.GetNullCount(), true
+	}
+	return c
 }
 
 // reference reads column j of row group rg with arrow-go's ColumnChunkReader.
