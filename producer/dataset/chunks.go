@@ -139,8 +139,12 @@ func (r *Reader) chunk(rg int, l Leaf, data []byte, start int64, sums bool) (pag
 		}
 	}
 	md := meta.RowGroups[rg].Columns[l.Index].MetaData
-	return pages.Chunk{Type: l.Type, TypeLen: l.TypeLen, MaxDef: l.MaxDef, MaxRep: l.MaxRep,
-		Codec: compress.Compression(md.Codec), Values: md.NumValues, Uncompressed: md.TotalUncompressedSize, Data: data}, nil
+	c := pages.Chunk{Type: l.Type, TypeLen: l.TypeLen, MaxDef: l.MaxDef, MaxRep: l.MaxRep,
+		Codec: compress.Compression(md.Codec), Values: md.NumValues, Uncompressed: md.TotalUncompressedSize, Data: data}
+	if st := md.Statistics; st != nil && st.IsSetNullCount() {
+		c.NullCount, c.HasNullCount = st.GetNullCount(), true
+	}
+	return c, nil
 }
 
 // chunkSum checks data, leaf l's chunk in row group rg read from offset start, against

@@ -1,10 +1,12 @@
 package pages
 
 import (
+	"bytes"
 	"encoding/binary"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/parquet/compress"
+	"github.com/apache/arrow-go/v18/parquet/file"
 
 	"github.com/shmloader/shmloader/producer/internal/thrift"
 )
@@ -196,9 +198,17 @@ func closePage(t testing.TB, c Chunk, p page, levels, values []byte) page {
 		raw = binary.LittleEndian.AppendUint32(raw, uint32(len(levels)))
 		raw = append(raw, levels...)
 	}
-	raw = append(raw, values...)
+	return setBody(t, c, p, append(raw, values...))
+}
+
+// setBody makes raw, the decompressed body of a data page v1, p's body.
+func setBody(t testing.TB, c Chunk, p page, raw []byte) page {
+	t.Helper()
 	p.h.Uncompressed = len(raw)
-	p.body = encode(raw)
+	p.body = raw
+	if c.Codec != compress.Codecs.Uncompressed {
+		p.body = testCodec(t, c.Codec).Encode(nil, raw)
+	}
 	p.h.Compressed = len(p.body)
 	return p
 }
@@ -210,4 +220,102 @@ func rleRun(count int, v uint32, width uint) []byte {
 		b = append(b, byte(v>>(8*i)))
 	}
 	return b
+}
+
+// rewriteFile rebuilds the Parquet file buf with each column chunk's pages as edit
+// leaves them (edit gets the chunk and its pages), and fixes the footer: the chunks'
+// offsets and sizes, the row groups' sizes, and the encodings listed for each chunk,
+// to which add are added. The file must have no page index or bloom filter (arrow-go
+// writes none unless asked), whose offsets this does not move.
+func rewriteFile(t testing.TB, buf []byte, edit func(rg, col int, c Chunk, ps []page) []page, add ...Encoding) []byte {
+	t.Helper()
+	r, err := file.NewParquetReader(bytes.NewReader(buf))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := int(binary.LittleEndian.Uint32(buf[len(buf)-8:]))
+	root, err := thrift.NewReader(buf[len(buf)-8-n : len(buf)-8]).Struct()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := []byte("PAR1")
+	rgs := root.Field(4).Value.Items
+	for rg := range rgs {
+		rgv := &rgs[rg]
+		ccs := rgv.Field(1).Value.Items
+		var rgBytes, rgCompressed int64
+		for col := range ccs {
+			cc := &ccs[col]
+			md := &cc.Field(3).Value
+			for _, id := range []int16{4, 5, 6, 7} {
+				if cc.Field(id) != nil {
+					t.Fatal("rewriteFile: the file has a page index")
+				}
+			}
+			if md.Field(14) != nil {
+				t.Fatal("rewriteFile: the file has a bloom filter")
+			}
+			c := chunkOf(t, r, buf, rg, col)
+			oldStart := i64Of(t, md, 9)
+			if md.Field(11) != nil {
+				oldStart = min(oldStart, i64Of(t, md, 11))
+			}
+			ps := edit(rg, col, c, splitPages(t, c.Data))
+			start := int64(len(out))
+			uncompressed, dataAt, pos := int64(0), int64(-1), start
+			for _, p := range ps {
+				hdr := int64(len(encodeHeader(p.h)))
+				if dataAt < 0 && p.h.Type != DictionaryPage {
+					dataAt = pos
+				}
+				uncompressed += hdr + int64(p.h.Uncompressed)
+				pos += hdr + int64(len(p.body))
+			}
+			if md.Field(11) != nil {
+				setI64(md, 11, start)
+			}
+			if dataAt >= 0 {
+				setI64(md, 9, dataAt)
+			}
+			setI64(md, 6, uncompressed)
+			setI64(md, 7, pos-start)
+			if cc.Field(2) != nil {
+				setI64(cc, 2, i64Of(t, cc, 2)+start-oldStart)
+			}
+			if col == 0 && rgv.Field(5) != nil {
+				setI64(rgv, 5, start)
+			}
+			encs := &md.Field(2).Value
+			for _, e := range add {
+				encs.Items = append(encs.Items, thrift.Value{Raw: binary.AppendUvarint(nil, thrift.Zigzag32(int32(e)))})
+			}
+			rgBytes += uncompressed
+			rgCompressed += pos - start
+			out = append(out, joinPages(ps)...)
+		}
+		setI64(rgv, 2, rgBytes)
+		if rgv.Field(6) != nil {
+			setI64(rgv, 6, rgCompressed)
+		}
+	}
+	foot := thrift.Append(nil, thrift.Struct, root)
+	out = append(out, foot...)
+	out = binary.LittleEndian.AppendUint32(out, uint32(len(foot)))
+	return append(out, "PAR1"...)
+}
+
+// i64Of is i64 field id of struct v.
+func i64Of(t testing.TB, v *thrift.Value, id int16) int64 {
+	t.Helper()
+	f := v.Field(id)
+	if f == nil || f.Type != thrift.I64 {
+		t.Fatalf("no i64 field %d", id)
+	}
+	u, _ := binary.Uvarint(f.Value.Raw)
+	return int64(u>>1) ^ -int64(u&1)
+}
+
+// setI64 sets i64 field id of struct v, which must be there.
+func setI64(v *thrift.Value, id int16, x int64) {
+	v.Field(id).Value.Raw = binary.AppendUvarint(nil, uint64(x<<1^x>>63))
 }

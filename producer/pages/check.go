@@ -1,10 +1,5 @@
 package pages
 
-import (
-	"encoding/binary"
-	"math/bits"
-)
-
 // Check walks every page of chunk c and returns the first thing wrong with one: for a
 // flat column everything Read checks, down to each value; for a repeated one each page's
 // header, body size, decompressed size, CRC and levels (every repetition and definition
@@ -69,38 +64,32 @@ func (d *Decoder) checkNested(c Chunk) error {
 
 // checkLevels decompresses a data page and reads its repetition and definition levels.
 func (d *Decoder) checkLevels(h Header, raw []byte, lv []uint32) error {
-	repW, defW := uint(bits.Len16(uint16(d.c.MaxRep))), uint(bits.Len16(uint16(d.c.MaxDef)))
-	var rep, def []byte
+	type section struct {
+		what   string
+		max    int16
+		enc    Encoding
+		b      []byte
+		packed bool
+	}
+	secs := [2]section{{"repetition levels", d.c.MaxRep, h.RepEncoding, nil, false},
+		{"definition levels", d.c.MaxDef, h.DefEncoding, nil, false}}
 	if h.Type == DataPage {
 		body, err := d.decompress(&d.pageBuf, raw, h.Uncompressed)
 		if err != nil {
 			return err
 		}
-		for _, sec := range []struct {
-			max int16
-			out *[]byte
-			enc Encoding
-		}{{d.c.MaxRep, &rep, h.RepEncoding}, {d.c.MaxDef, &def, h.DefEncoding}} {
-			if sec.max == 0 {
-				continue
+		for i := range secs {
+			if s := &secs[i]; s.max > 0 {
+				if s.b, body, s.packed, err = levelSection(body, s.enc, s.what, h.NumValues, bitWidth(uint32(s.max)+1)); err != nil {
+					return err
+				}
 			}
-			if sec.enc != RLE {
-				return unsupported("levels in %s", sec.enc)
-			}
-			if len(body) < 4 {
-				return corrupt("levels' length cut short")
-			}
-			n := binary.LittleEndian.Uint32(body)
-			if uint64(n) > uint64(len(body)-4) {
-				return corrupt("levels of %d bytes in a %d-byte page", n, len(body))
-			}
-			*sec.out, body = body[4:4+n], body[4+n:]
 		}
 	} else {
 		if h.RepLen+h.DefLen > len(raw) {
 			return corrupt("%d+%d bytes of levels in a %d-byte page", h.RepLen, h.DefLen, len(raw))
 		}
-		rep, def = raw[:h.RepLen], raw[h.RepLen:h.RepLen+h.DefLen]
+		secs[0].b, secs[1].b = raw[:h.RepLen], raw[h.RepLen:h.RepLen+h.DefLen]
 		if h.V2Compressed {
 			if _, err := d.decompress(&d.pageBuf, raw[h.RepLen+h.DefLen:], h.Uncompressed-h.RepLen-h.DefLen); err != nil {
 				return err
@@ -108,19 +97,19 @@ func (d *Decoder) checkLevels(h Header, raw []byte, lv []uint32) error {
 		}
 	}
 	var hy hybrid
-	if d.c.MaxRep > 0 {
-		hy.reset(rep, repW, uint32(d.c.MaxRep)+1)
-		if err := hy.read(lv); err != nil {
-			return corrupt("repetition levels: %v", err)
+	for i, s := range secs {
+		if s.max == 0 {
+			continue
 		}
-		if len(lv) > 0 && lv[0] != 0 && h.Type == DataPageV2 {
+		hy.resetLevels(s.b, s.packed, uint32(s.max)+1, h.NumValues)
+		if err := hy.read(lv); err != nil {
+			return corrupt("%s: %v", s.what, err)
+		}
+		if err := hy.end(); err != nil {
+			return corrupt("%s: %v", s.what, err)
+		}
+		if i == 0 && len(lv) > 0 && lv[0] != 0 && h.Type == DataPageV2 {
 			return corrupt("a v2 page starts inside a row (repetition level %d)", lv[0])
-		}
-	}
-	if d.c.MaxDef > 0 {
-		hy.reset(def, defW, uint32(d.c.MaxDef)+1)
-		if err := hy.read(lv); err != nil {
-			return corrupt("definition levels: %v", err)
 		}
 	}
 	return nil

@@ -254,6 +254,38 @@ func corruptCases() []corruptCase {
 		{"v2 definition levels run out", "v2.plain/st", "values run out", onSections(isData, func(c Chunk, p page, levels, values []byte) ([]byte, []byte) {
 			return oneRunEach(levelsOf(c, p, levels)[:p.h.NumValues-1], 2), values
 		})},
+		{"definition levels claim more: a repeated run past the page", "v1.snappy.dict/i32", "a repeated run holds 2 more than the page's", onSections(isData, func(c Chunk, p page, levels, values []byte) ([]byte, []byte) {
+			lv := levelsOf(c, p, levels)
+			return append(oneRunEach(lv[:len(lv)-1], 1), rleRun(3, lv[len(lv)-1], 1)...), values
+		})},
+		{"definition levels claim more: a run after the page's", "v2.plain/st", "bytes of runs follow the page's", onSections(isData, func(c Chunk, p page, levels, values []byte) ([]byte, []byte) {
+			return append(oneRunEach(levelsOf(c, p, levels), 2), rleRun(1, 2, 2)...), values
+		})},
+		{"definition levels claim more: a bit-packed group past the page", "v1.plain/ba", "a bit-packed run holds", onSections(isData, func(c Chunk, p page, levels, values []byte) ([]byte, []byte) {
+			lv := levelsOf(c, p, levels)
+			groups := (len(lv)+7)/8 + 1
+			packed := make([]byte, groups)
+			for i, l := range lv {
+				packed[i/8] |= byte(l) << (i % 8)
+			}
+			return append(binary.AppendUvarint(nil, uint64(groups)<<1|1), packed...), values
+		})},
+		{"BIT_PACKED definition levels cut short", "v1.plain/i32", "BIT_PACKED definition levels of 1 bits take", onPage(isData, func(t *testing.T, c Chunk, p page) page {
+			levels, _ := openPage(t, c, p)
+			p.h.DefEncoding = BitPacked
+			return setBody(t, c, p, packMSB(levelsOf(c, p, levels), 1)[:p.h.NumValues/8-1])
+		})},
+		{"dictionary indices claim more", "v1.snappy.dict/i32", "dictionary indices: 2 bytes of runs follow", onSections(isDictData, func(c Chunk, p page, levels, values []byte) ([]byte, []byte) {
+			return levels, append(values, rleRun(1, 0, uint(values[0]))...)
+		})},
+		{"RLE booleans claim more", "v2.plain/rle", "RLE booleans: a repeated run holds 5 more", onSections(isData, func(c Chunk, p page, levels, values []byte) ([]byte, []byte) {
+			valid := 0
+			for _, l := range levelsOf(c, p, levels) {
+				valid += int(l)
+			}
+			runs := append(oneRunEach(make([]uint32, valid-1), 1), rleRun(6, 1, 1)...)
+			return levels, append(binary.LittleEndian.AppendUint32(nil, uint32(len(runs))), runs...)
+		})},
 		{"no definition levels", "v2.snappy.dict/ba", "definition levels", onSections(isData, func(c Chunk, p page, levels, values []byte) ([]byte, []byte) {
 			return nil, values
 		})},
@@ -563,5 +595,40 @@ func TestZstdFrameLargerThanItsPage(t *testing.T) {
 	}
 	if err := CheckBody(compress.Codecs.Snappy, snappy, 4095); !errors.Is(err, ErrCorrupt) {
 		t.Fatalf("snappy block of another size: %v", err)
+	}
+}
+
+// The footer's null count is checked once the chunk is read: its definition levels must
+// give that many nulls. A chunk whose footer gives none, or a negative one, is not
+// checked; rows are served all the same, as the count is known only at the end.
+func TestFooterNullCount(t *testing.T) {
+	var d Decoder
+	for _, key := range []string{"v1.snappy.dict/i32", "v2.plain/st", "v1.plain/req"} {
+		c := base(t, key)
+		rows, _ := decodeAll(t, key, &d, c, 0)
+		nulls := int64(0)
+		for _, r := range rows {
+			if r == nil {
+				nulls++
+			}
+		}
+		for _, tc := range []struct {
+			has  bool
+			n    int64
+			good bool
+		}{{true, nulls, true}, {false, nulls + 1, true}, {true, -1, true}, {true, nulls + 1, false}, {true, nulls + 1000, false}} {
+			c.HasNullCount, c.NullCount = tc.has, tc.n
+			got, err := decodeUntilError(t, &d, c, 77)
+			what := fmt.Sprintf("%s, footer null count %d (set %v)", key, tc.n, tc.has)
+			var pe *Error
+			switch {
+			case tc.good && err != nil:
+				t.Fatalf("%s: %v", what, err)
+			case !tc.good && (!errors.As(err, &pe) || !errors.Is(err, ErrCorrupt) || pe.Page != -1 ||
+				!strings.Contains(err.Error(), fmt.Sprintf("give %d nulls, the footer's statistics %d", nulls, tc.n))):
+				t.Fatalf("%s: %v, want ErrCorrupt for the chunk", what, err)
+			}
+			sameCells(t, what, got, rows)
+		}
 	}
 }

@@ -1,7 +1,6 @@
 package pages
 
 import (
-	"encoding/binary"
 	"hash/crc32"
 
 	"github.com/apache/arrow-go/v18/parquet"
@@ -17,6 +16,10 @@ type Chunk struct {
 	MaxRep  int16
 	Codec   compress.Compression
 	Values  int64 // the footer's num_values: levels in all data pages
+	// NullCount is the footer's statistics.null_count, when HasNullCount (and it is not
+	// negative): the rows whose definition level is below MaxDef must be that many.
+	NullCount    int64
+	HasNullCount bool
 	// Uncompressed is the footer's total_uncompressed_size (0: not known): no page may
 	// decompress to more.
 	Uncompressed int64
@@ -46,6 +49,7 @@ type Decoder struct {
 	left    int   // rows left in the current data page
 	nulls   int   // data page v2: nulls the header promises; -1 for v1
 	seenNul int   // nulls met in the current page
+	allNul  int64 // nulls met in the chunk's pages before the current one
 
 	defs    hybrid
 	levels  []uint32
@@ -91,10 +95,11 @@ func Supported(t parquet.Type, maxRep int16, encodings []parquet.Encoding) error
 	return nil
 }
 
-// encodingOK: the encodings this decoder reads for a column of type t (levels: RLE).
+// encodingOK: the encodings this decoder reads for a column of type t (levels: RLE and
+// BIT_PACKED, which no page uses for values).
 func encodingOK(e Encoding, t parquet.Type) bool {
 	switch e {
-	case Plain, PlainDictionary, RLEDictionary, RLE:
+	case Plain, PlainDictionary, RLEDictionary, RLE, BitPacked:
 		return true
 	case DeltaBinaryPacked:
 		return t == parquet.Types.Int32 || t == parquet.Types.Int64
@@ -130,7 +135,7 @@ func (d *Decoder) Reset(c Chunk) error {
 		return &Error{Page: -1, Err: err}
 	}
 	d.c, d.typ, d.codec = c, typ, codec
-	d.pos, d.page, d.pageAt, d.started, d.left = 0, -1, 0, 0, 0
+	d.pos, d.page, d.pageAt, d.started, d.left, d.allNul, d.seenNul = 0, -1, 0, 0, 0, 0, 0
 	d.hasDict, d.vals = false, nil
 	d.dict.N = 0
 	return nil
@@ -187,12 +192,19 @@ func (d *Decoder) Read(n int, out *Values) (int, error) {
 
 // endPage checks what the page's header promised against what it held.
 func (d *Decoder) endPage() error {
+	if d.c.MaxDef > 0 {
+		if err := d.defs.end(); err != nil {
+			return d.fail(corrupt("definition levels: %v", err))
+		}
+	}
 	if d.nulls >= 0 && d.nulls != d.seenNul {
 		return d.fail(corrupt("header says %d nulls, definition levels give %d", d.nulls, d.seenNul))
 	}
 	if err := d.vals.finish(); err != nil {
 		return d.fail(err)
 	}
+	d.allNul += int64(d.seenNul)
+	d.seenNul = 0
 	return nil
 }
 
@@ -215,6 +227,9 @@ func (d *Decoder) Finish() error {
 	}
 	if d.started != d.c.Values {
 		return &Error{Page: -1, Err: corrupt("data pages hold %d values, the footer says %d", d.started, d.c.Values)}
+	}
+	if d.c.HasNullCount && d.c.NullCount >= 0 && d.allNul != d.c.NullCount {
+		return &Error{Page: -1, Err: corrupt("the definition levels give %d nulls, the footer's statistics %d", d.allNul, d.c.NullCount)}
 	}
 	return nil
 }
@@ -273,6 +288,7 @@ func (d *Decoder) startPage(h Header, raw []byte) error {
 		return corrupt("%d values, but only %d of the footer's %d are left", h.NumValues, d.c.Values-d.started, d.c.Values)
 	}
 	var levels, values []byte
+	packed := false
 	d.nulls, d.seenNul = -1, 0
 	if h.Type == DataPage {
 		body, err := d.decompress(&d.pageBuf, raw, h.Uncompressed)
@@ -281,17 +297,10 @@ func (d *Decoder) startPage(h Header, raw []byte) error {
 		}
 		values = body
 		if d.c.MaxDef > 0 {
-			if h.DefEncoding != RLE {
-				return unsupported("definition levels in %s", h.DefEncoding)
+			levels, values, packed, err = levelSection(body, h.DefEncoding, "definition levels", h.NumValues, bitWidth(uint32(d.c.MaxDef)+1))
+			if err != nil {
+				return err
 			}
-			if len(body) < 4 {
-				return corrupt("definition levels' length cut short")
-			}
-			n := binary.LittleEndian.Uint32(body)
-			if uint64(n) > uint64(len(body)-4) {
-				return corrupt("definition levels of %d bytes in a %d-byte page", n, len(body))
-			}
-			levels, values = body[4:4+n], body[4+n:]
 		}
 	} else {
 		if h.NumRows != h.NumValues {
@@ -324,7 +333,7 @@ func (d *Decoder) startPage(h Header, raw []byte) error {
 		}
 	}
 	if d.c.MaxDef > 0 {
-		d.defs.reset(levels, bitWidth(uint32(d.c.MaxDef)+1), uint32(d.c.MaxDef)+1)
+		d.defs.resetLevels(levels, packed, uint32(d.c.MaxDef)+1, h.NumValues)
 	}
 	if err := d.startValues(h.Encoding, values, h.NumValues); err != nil {
 		return err

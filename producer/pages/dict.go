@@ -47,8 +47,13 @@ func (r *dictReader) read(d *Decoder, out *Values, n int) error {
 	return nil
 }
 
-// finish: bit-packed runs end on groups of 8, so trailing bits are normal.
-func (r *dictReader) finish() error { return nil }
+// finish: the indices are as many as the page's non-null rows (hybrid.end).
+func (r *dictReader) finish() error {
+	if err := r.h.end(); err != nil {
+		return corrupt("dictionary indices: %v", err)
+	}
+	return nil
+}
 
 // gather sets dst[k] = dict[idx[k]]; every index was checked against the dictionary's
 // size as it was decoded.
@@ -89,4 +94,10 @@ func (r *rleBoolReader) read(_ *Decoder, out *Values, n int) error {
 	return nil
 }
 
-func (r *rleBoolReader) finish() error { return nil }
+// finish: the booleans are as many as the page's non-null rows (hybrid.end).
+func (r *rleBoolReader) finish() error {
+	if err := r.h.end(); err != nil {
+		return corrupt("RLE booleans: %v", err)
+	}
+	return nil
+}

@@ -295,7 +295,8 @@ func TestEncodingsSteadyState(t *testing.T) {
 	}
 }
 
-// Supported accepts each encoding for the physical types it applies to and no other.
+// Supported accepts each encoding for the physical types it applies to and no other, and
+// refuses a repeated column.
 func TestEncodingsSupported(t *testing.T) {
 	ty := parquet.Types
 	all := []parquet.Type{ty.Boolean, ty.Int32, ty.Int64, ty.Int96, ty.Float, ty.Double, ty.ByteArray, ty.FixedLenByteArray}
@@ -304,6 +305,10 @@ func TestEncodingsSupported(t *testing.T) {
 		parquet.Encodings.DeltaLengthByteArray: {ty.ByteArray},
 		parquet.Encodings.DeltaByteArray:       {ty.ByteArray, ty.FixedLenByteArray},
 		parquet.Encodings.ByteStreamSplit:      {ty.Float, ty.Double, ty.Int32, ty.Int64, ty.FixedLenByteArray},
+		parquet.Encodings.BitPacked:            all, // levels: listed for any type
+		parquet.Encodings.Plain:                all,
+		parquet.Encodings.PlainDict:            all,
+		parquet.Encodings.RLEDict:              all,
 	}
 	for e, types := range ok {
 		for _, typ := range all {
@@ -312,6 +317,9 @@ func TestEncodingsSupported(t *testing.T) {
 				t.Errorf("Supported(%s, %s) = %v, want supported %v", typ, Encoding(e), err, want)
 			}
 		}
+	}
+	if err := Supported(ty.Int32, 1, []parquet.Encoding{parquet.Encodings.RLE}); !errors.Is(err, ErrUnsupported) {
+		t.Errorf("a repeated column: %v", err)
 	}
 }
 

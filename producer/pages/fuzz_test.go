@@ -311,4 +311,20 @@ func TestWriteFuzzSeeds(t *testing.T) {
 			}
 		}
 	}
+	// Data pages v1 with BIT_PACKED levels, as Parquet 1.0 writers wrote them.
+	f := tfile{cols: cols, rows: []int{64}, salt: 99, props: []parquet.WriterProperty{
+		parquet.WithDictionaryDefault(true), parquet.WithDictionaryPageSizeLimit(64),
+		parquet.WithDataPageSize(64), parquet.WithBatchSize(16)}}
+	buf := rewriteFile(t, f.write(t), func(_, _ int, c Chunk, ps []page) []page { return toBitPacked(t, c, ps) }, BitPacked)
+	r, err := file.NewParquetReader(bytes.NewReader(buf))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for j, col := range cols {
+		if col.name == "i" || col.name == "l" || col.name == "s" || col.name == "st" {
+			c := chunkOf(t, r, buf, 0, j)
+			write("FuzzDecoder", "v1.bitpacked."+col.name, c.Data, uint8(c.Type), uint8(c.TypeLen), uint8(c.MaxDef),
+				uint8(c.Codec), uint16(c.Values), uint16(7+j), j%2 == 0)
+		}
+	}
 }

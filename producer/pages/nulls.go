@@ -18,6 +18,15 @@ var nullBytes = func() (t [256]uint64) {
 	return t
 }()
 
+// nullBytesMSB is nullBytes for BIT_PACKED levels (levels.go), whose first level is the
+// byte's most significant bit.
+var nullBytesMSB = func() (t [256]uint64) {
+	for b := range 256 {
+		t[b] = nullBytes[bits.Reverse8(uint8(b))]
+	}
+	return t
+}()
+
 // readNulls reads len(null) definition levels of a column whose max level is max and
 // sets null[k] to 1 where level k is below max; it returns how many are. Width-1 levels
 // (max 1, the usual optional column) are turned into flags 8 at a time.
@@ -39,6 +48,7 @@ func (h *hybrid) readNulls(null []byte, max uint32, scratch *[]uint32) (int, err
 		}
 		return nulls, nil
 	}
+	h.done += len(null)
 	nulls := 0
 	for k := 0; k < len(null); {
 		if h.rep == 0 && h.lit == 0 {
@@ -63,20 +73,25 @@ func (h *hybrid) readNulls(null []byte, max uint32, scratch *[]uint32) (int, err
 		}
 		m := min(h.lit, len(null)-k)
 		out, bit := null[k:k+m], h.litBit
+		// The hybrid's runs start at bit 0 of a byte, BIT_PACKED levels at bit 7.
+		flip, table := 0, &nullBytes
+		if h.msb {
+			flip, table = 7, &nullBytesMSB
+		}
 		i := 0
 		for ; bit%8 != 0 && i < m; i++ {
-			out[i] = 1 - h.b[bit/8]>>(bit%8)&1
+			out[i] = 1 - h.b[bit/8]>>(bit%8^flip)&1
 			nulls += int(out[i])
 			bit++
 		}
 		for ; i+8 <= m; i += 8 {
 			b := h.b[bit/8]
-			binary.LittleEndian.PutUint64(out[i:], nullBytes[b])
+			binary.LittleEndian.PutUint64(out[i:], table[b])
 			nulls += 8 - bits.OnesCount8(b)
 			bit += 8
 		}
 		for ; i < m; i++ {
-			out[i] = 1 - h.b[bit/8]>>(bit%8)&1
+			out[i] = 1 - h.b[bit/8]>>(bit%8^flip)&1
 			nulls += int(out[i])
 			bit++
 		}

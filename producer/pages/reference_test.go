@@ -36,6 +36,8 @@ type tcol struct {
 	nulls    int  // per mille of rows null
 	distinct int  // values drawn from this many; 0: every row its own
 	rle      bool // booleans in the RLE encoding
+	// levels, when set, gives row r's definition level in place of nulls' draw.
+	levels func(r int) int16
 }
 
 func (c tcol) path() string {
@@ -62,6 +64,8 @@ func mix(x uint64, salt uint64) uint64 {
 func (c tcol) def(r int, salt uint64) int16 {
 	h := mix(uint64(r), salt^0xdef)
 	switch {
+	case c.levels != nil:
+		return c.levels(r)
 	case c.nested:
 		if int(h%1000) < c.nulls {
 			return int16(h >> 20 % 2) // the struct null (0) or x null (1)
@@ -271,8 +275,13 @@ func chunkOf(t testing.TB, r *file.Reader, buf []byte, rg, j int) Chunk {
 	}
 	col := r.MetaData().Schema.Column(j)
 	end := start + md.TotalCompressedSize()
-	return Chunk{Type: col.PhysicalType(), TypeLen: col.TypeLength(), MaxDef: col.MaxDefinitionLevel(),
+	c := Chunk{Type: col.PhysicalType(), TypeLen: col.TypeLength(), MaxDef: col.MaxDefinitionLevel(),
 		MaxRep: col.MaxRepetitionLevel(), Codec: md.Compression(), Values: md.NumValues(), Data: buf[start:end:end]}
+	// The footer's null count as the thrift holds it, as package dataset takes it.
+	if st := r.MetaData().RowGroups[rg].Columns[j].MetaData.Statistics; st != nil && st.IsSetNullCount() {
+		c.NullCount, c.HasNullCount = st.GetNullCount(), true
+	}
+	return c
 }
 
 // reference reads column j of row group rg with arrow-go's ColumnChunkReader.

@@ -21,6 +21,8 @@ type hybrid struct {
 	repVal uint32 //
 	lit    int    // values left in the current bit-packed run
 	litBit int    // bit offset in b of the next bit-packed value
+	msb    bool   // BIT_PACKED levels: one run, most significant bit first (levels.go)
+	done   int    // values read since reset
 }
 
 func (h *hybrid) reset(b []byte, width uint, max uint32) {
@@ -79,6 +81,7 @@ func (h *hybrid) next() error {
 
 // read fills dst with the next len(dst) values.
 func (h *hybrid) read(dst []uint32) error {
+	h.done += len(dst)
 	for k := 0; k < len(dst); {
 		if h.rep == 0 && h.lit == 0 {
 			if h.pos >= len(h.b) {
@@ -110,6 +113,9 @@ func (h *hybrid) read(dst []uint32) error {
 
 // unpack reads len(dst) bit-packed values from litBit on.
 func (h *hybrid) unpack(dst []uint32) error {
+	if h.msb {
+		return h.unpackMSB(dst)
+	}
 	w := h.width
 	mask := uint64(1)<<w - 1
 	bit := h.litBit
@@ -146,6 +152,22 @@ func (h *hybrid) unpack(dst []uint32) error {
 	h.litBit = bit
 	if top >= h.max {
 		return corrupt("value %d is out of range (want below %d)", top, h.max)
+	}
+	return nil
+}
+
+// end checks, once every value of a page was read, that the encoding holds no more: no
+// repeated run goes on past them, a bit-packed run only up to its last group of 8, and
+// no run follows. A writer that wrote more values than the header or the levels call for
+// disagrees with them, and which of the two is right cannot be told.
+func (h *hybrid) end() error {
+	switch {
+	case h.rep > 0:
+		return corrupt("a repeated run holds %d more than the page's %d values", h.rep, h.done)
+	case h.lit >= 8:
+		return corrupt("a bit-packed run holds %d more than the page's %d values", h.lit, h.done)
+	case h.pos < len(h.b):
+		return corrupt("%d bytes of runs follow the page's %d values", len(h.b)-h.pos, h.done)
 	}
 	return nil
 }

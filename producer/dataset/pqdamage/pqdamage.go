@@ -5,6 +5,7 @@
 package pqdamage
 
 import (
+	"encoding/binary"
 	"fmt"
 	"os"
 
@@ -27,6 +28,13 @@ const (
 	// Last inverts the last byte of the page's body: in an uncompressed PLAIN page the
 	// most significant byte of its last value, which no page check can tell from another.
 	Last
+	// MoreLevels adds 1 to the count of the first run of the page's definition levels,
+	// which must be a repeated run: the levels then hold one more than the header's
+	// num_values. The page is a data page v2, or a data page v1 of an uncompressed chunk,
+	// of a column with definition levels and no repetition levels.
+	MoreLevels
+	// FewerLevels takes 1 from that count: the levels run out one short of num_values.
+	FewerLevels
 )
 
 // Where is the page that was damaged: the file offset of its header and of its column
@@ -42,13 +50,17 @@ func Page(path string, rowGroup int, column string, page int, part Part) (Where,
 	if err != nil {
 		return Where{}, err
 	}
-	w, err := find(path, rowGroup, column, page, data)
+	w, uncompressed, err := find(path, rowGroup, column, page, data)
 	if err != nil {
 		return Where{}, err
 	}
 	switch part {
 	case Header:
 		data[w.Offset] = 0
+	case MoreLevels, FewerLevels:
+		if err := levels(data, w, part, uncompressed); err != nil {
+			return Where{}, fmt.Errorf("%s: page %d of %s in row group %d: %w", path, page, column, rowGroup, err)
+		}
 	case Body, Last:
 		h, err := pages.ParseHeader(data[w.Offset:])
 		if err != nil {
@@ -66,19 +78,50 @@ func Page(path string, rowGroup int, column string, page int, part Part) (Where,
 	return w, os.WriteFile(path, data, 0o644)
 }
 
-// find locates the header of the page in data, the file's bytes.
-func find(path string, rowGroup int, column string, page int, data []byte) (Where, error) {
+// levels changes the count of the first definition-level run of the page at w.
+func levels(data []byte, w Where, part Part, uncompressed bool) error {
+	h, err := pages.ParseHeader(data[w.Offset:])
+	if err != nil {
+		return err
+	}
+	at := w.Offset + int64(h.Size)
+	switch {
+	case h.Type == pages.DataPage && uncompressed && h.DefEncoding == pages.RLE:
+		at += 4 // the levels' length
+	case h.Type == pages.DataPageV2 && h.RepLen == 0 && h.DefLen > 0:
+	default:
+		return fmt.Errorf("not a data page whose definition levels can be changed in place")
+	}
+	run, n := binary.Uvarint(data[at:])
+	if n <= 0 || run&1 == 1 || run < 4 {
+		return fmt.Errorf("its definition levels do not start with a repeated run of 2 or more")
+	}
+	changed := run + 2
+	if part == FewerLevels {
+		changed = run - 2
+	}
+	if b := binary.AppendUvarint(nil, changed); len(b) == n {
+		copy(data[at:], b)
+		return nil
+	}
+	return fmt.Errorf("the run's count %d cannot change in place", run>>1)
+}
+
+// find locates the header of the page in data, the file's bytes, and says whether its
+// chunk is uncompressed.
+func find(path string, rowGroup int, column string, page int, data []byte) (Where, bool, error) {
 	r, err := file.OpenParquetFile(path, false)
 	if err != nil {
-		return Where{}, err
+		return Where{}, false, err
 	}
 	defer r.Close()
 	meta := r.MetaData()
 	leaf := meta.Schema.ColumnIndexByName(column)
 	if leaf < 0 || rowGroup < 0 || rowGroup >= len(meta.RowGroups) {
-		return Where{}, fmt.Errorf("%s: no column %q in row group %d", path, column, rowGroup)
+		return Where{}, false, fmt.Errorf("%s: no column %q in row group %d", path, column, rowGroup)
 	}
 	md := meta.RowGroups[rowGroup].Columns[leaf].MetaData
+	uncompressed := md.Codec == 0
 	start := md.DataPageOffset
 	if d := md.DictionaryPageOffset; d != nil && *d > 0 && *d < start {
 		start = *d
@@ -87,16 +130,16 @@ func find(path string, rowGroup int, column string, page int, data []byte) (Wher
 	for k := 0; pos < end; k++ {
 		h, err := pages.ParseHeader(data[pos:end])
 		if err != nil {
-			return Where{}, fmt.Errorf("%s: page %d of %s: %w", path, k, column, err)
+			return Where{}, false, fmt.Errorf("%s: page %d of %s: %w", path, k, column, err)
 		}
 		if k == page {
-			return Where{Offset: pos, ChunkStart: start}, nil
+			return Where{Offset: pos, ChunkStart: start}, uncompressed, nil
 		}
 		pos += int64(h.Size + h.Compressed)
 	}
-	return Where{}, fmt.Errorf("%s: column %s of row group %d has fewer than %d pages", path, column, rowGroup, page+1)
+	return Where{}, false, fmt.Errorf("%s: column %s of row group %d has fewer than %d pages", path, column, rowGroup, page+1)
 }
 
 func (p Part) String() string {
-	return [...]string{Header: "header", Body: "body", Last: "last"}[p]
+	return [...]string{Header: "header", Body: "body", Last: "last", MoreLevels: "more levels", FewerLevels: "fewer levels"}[p]
 }
