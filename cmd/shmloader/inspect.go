@@ -34,8 +34,9 @@ func inspectCommand(args []string, out, log io.Writer) error {
 			"page of every column of every row group, with the checks serve makes (page\n"+
 			"headers; level and value counts and sizes against the header and the footer;\n"+
 			"decompression; dictionary indices; page and chunk CRCs where the file has them;\n"+
-			"nested columns through arrow-go), a flat column both ways serve may read it\n"+
-			"(page by page for an output, through arrow-go for a filter). It goes on past\n"+
+			"nested columns through arrow-go), a flat column decoded into its Arrow array\n"+
+			"(the filter's road, which checks all that an output's page by page road does,\n"+
+			"and the values arrow-go refuses). It goes on past\n"+
 			"damage, and prints on stdout every damaged column chunk (file, row group, column\n"+
 			"and page), a summary of what it checked and what to do. Exit status: 0 nothing\n"+
 			"damaged; 1 damage found, stopped early, or an error; 2 a usage error. With\n"+

@@ -74,8 +74,10 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 		printFlags(fs)
 		fmt.Fprintf(fs.Output(), "\nEnvironment:\n"+
 			"  SHMLOADER_SHM_DIR   segment directory when --dir is not given (default /dev/shm)\n"+
-			"  SHMLOADER_DECODER   pages (default: flat columns decoded page by page) or arrow\n"+
-			"                      (every column through arrow-go); the bytes served are the same\n"+
+			"  SHMLOADER_DECODER   pages (default: outputs of flat columns decoded page by page\n"+
+			"                      straight into the transforms) or arrow (every output through\n"+
+			"                      Arrow arrays, flat columns decoded into them by the same page\n"+
+			"                      decoder); the bytes served are the same\n"+
 			"  SHMLOADER_SPIN_US   microseconds to busy-poll a ring before sleeping (0..1000000; the\n"+
 			"                      trainers' C library reads it too)\n")
 	}

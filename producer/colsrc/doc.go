@@ -18,6 +18,14 @@
 // values and stored decimals that arrow-go refuses are errors here, for every row of a
 // chunk, selected or not.
 //
+// Arrays reads columns as Arrow arrays of the dataset's types, for the filter and the
+// transforms' array path: a flat column's chunk is decoded by the same page decoder
+// into its array (BuildArray: the array pqarrow gives, as package dataset converts it
+// to the dataset's type, which tests hold it to for every flat type), a partition
+// column is its file's value, and only nested columns (lists, whole structs) go through
+// arrow-go (dataset.Reader.ReadRowGroup). A flat column of a type BuildArray does not
+// build is an error that names the file, row group and column, never another road.
+//
 // In the steady state nothing is allocated per page: a Worker keeps its decoders,
 // buffers and the files' leaves from row group to row group.
 package colsrc

@@ -1,6 +1,10 @@
 package colsrc
 
 import (
+	"context"
+
+	"github.com/apache/arrow-go/v18/arrow"
+
 	"github.com/shmloader/shmloader/producer/dataset"
 	"github.com/shmloader/shmloader/producer/pages"
 	"github.com/shmloader/shmloader/producer/transform"
@@ -8,8 +12,9 @@ import (
 
 // Sources reads a dataset's row groups for a set of compiled outputs: an output whose
 // columns are all flat (or partition columns) and of types ApplyRuns reads goes
-// straight from its chunks' pages into the destination (Worker.Apply); the others take
-// the transforms' array path (Output.ApplyTo).
+// straight from its chunks' pages into the destination (Worker.Apply); the others, and
+// whatever else a caller needs as arrays (a filter's columns), are read as Arrow arrays
+// (Worker.Arrays) for the transforms' array path (Output.ApplyTo).
 type Sources struct {
 	ds      *dataset.Dataset
 	outputs []*transform.Output
@@ -18,7 +23,9 @@ type Sources struct {
 }
 
 // NewSources reads ds for outputs, each compiled from the fields ds gives its
-// Columns(). With arrays, every output takes the array path (SHMLOADER_DECODER=arrow).
+// Columns(). With arrays, every output takes the array path: flat columns are then
+// decoded into Arrow arrays by the same page decoder and transformed by ApplyTo
+// (SHMLOADER_DECODER=arrow), which tests hold to the same bytes.
 func NewSources(ds *dataset.Dataset, outputs []*transform.Output, arrays bool) *Sources {
 	s := &Sources{ds: ds, outputs: outputs, arrays: arrays}
 	for _, o := range outputs {
@@ -30,8 +37,8 @@ func NewSources(ds *dataset.Dataset, outputs []*transform.Output, arrays bool) *
 // Worker is one goroutine's decoders and buffers, reused from row group to row group.
 type Worker struct {
 	s      *Sources
-	dec    []Decoders                         // per output
-	buf    []byte                             // the chunks read
+	dec    []Decoders // per output
+	arrays *Arrays
 	leaves map[*dataset.File][][]dataset.Leaf // per output, its columns' leaves; nil: not from pages
 	// consts are, per file and output, the values of its partition columns (nil for the
 	// other columns, whose leaves have Index -1 there).
@@ -40,13 +47,12 @@ type Worker struct {
 
 // NewWorker makes a goroutine's Worker.
 func (s *Sources) NewWorker() *Worker {
-	return &Worker{s: s, dec: make([]Decoders, len(s.outputs)),
+	return &Worker{s: s, dec: make([]Decoders, len(s.outputs)), arrays: NewArrays(s.ds),
 		leaves: map[*dataset.File][][]dataset.Leaf{}, consts: map[*dataset.File][][]*Const{}}
 }
 
 // Plan says which outputs of row group rg are read from pages (the rest take the array
-// path: so do those whose chunks' encodings the page decoder does not read), and the
-// leaves of each: one per column, Index -1 for a partition column's.
+// path), and the leaves of each: one per column, Index -1 for a partition column's.
 func (w *Worker) Plan(rg dataset.RowGroup) [][]dataset.Leaf {
 	plan := make([][]dataset.Leaf, len(w.s.outputs))
 	if w.s.arrays {
@@ -56,21 +62,7 @@ func (w *Worker) Plan(rg dataset.RowGroup) [][]dataset.Leaf {
 	if !ok {
 		byOut = w.fileLeaves(rg.File)
 	}
-	for o, ls := range byOut {
-		if ls == nil {
-			continue
-		}
-		readable := true
-		for _, l := range ls {
-			if l.Index >= 0 && rg.File.PagesReadable(rg.Index, l) != nil {
-				readable = false
-				break
-			}
-		}
-		if readable {
-			plan[o] = ls
-		}
-	}
+	copy(plan, byOut)
 	return plan
 }
 
@@ -137,9 +129,10 @@ func (w *Worker) Apply(r *dataset.Reader, rg dataset.RowGroup, o int, ls []datas
 // order, the zero Chunk for a partition column's (which has none). They view the
 // worker's buffer, until its next read.
 func (w *Worker) ReadChunks(r *dataset.Reader, rg dataset.RowGroup, o int, ls []dataset.Leaf) ([]pages.Chunk, error) {
+	a := w.arrays
 	if w.constsOf(rg.File, o) == nil {
-		chunks, buf, err := r.ReadChunks(rg.Index, ls, w.buf)
-		w.buf = buf
+		chunks, buf, err := r.ReadChunks(rg.Index, ls, a.buf)
+		a.buf = buf
 		return chunks, err
 	}
 	// Partition columns have no chunks: read the others', then put them in place.
@@ -149,8 +142,8 @@ func (w *Worker) ReadChunks(r *dataset.Reader, rg dataset.RowGroup, o int, ls []
 			read = append(read, l)
 		}
 	}
-	got, buf, err := r.ReadChunks(rg.Index, read, w.buf)
-	w.buf = buf
+	got, buf, err := r.ReadChunks(rg.Index, read, a.buf)
+	a.buf = buf
 	if err != nil {
 		return nil, err
 	}
@@ -176,4 +169,10 @@ func (w *Worker) constsOf(f *dataset.File, o int) []*Const {
 		return c[o]
 	}
 	return nil
+}
+
+// Arrays reads columns names of rg as Arrow arrays (Arrays.Read), with the worker's
+// buffer: the chunks ReadChunks returned before are no longer valid.
+func (w *Worker) Arrays(ctx context.Context, r *dataset.Reader, rg dataset.RowGroup, names []string) ([]*arrow.Chunked, error) {
+	return w.arrays.Read(ctx, r, rg, names)
 }

@@ -20,9 +20,11 @@ import (
 	"github.com/shmloader/shmloader/producer/dataset"
 )
 
-// The page decoder and arrow-go serve the same bytes: a config served as it is (flat
-// columns from pages) and with SHMLOADER_DECODER=arrow (every column through arrow-go)
-// gives identical batches on every rank.
+// The page path and the array path serve the same bytes: a config served as it is
+// (outputs of flat columns straight from pages) and with SHMLOADER_DECODER=arrow (every
+// output through Arrow arrays, flat columns decoded into them by the same page decoder,
+// then ApplyTo) gives identical batches on every rank; and both decode what arrow-go's
+// arrays give (decodeAll's viaArrowGo).
 
 // pagePlanned lists the outputs of cfg that serve reads from pages in the dataset's
 // first row group under the current SHMLOADER_DECODER.
@@ -45,11 +47,21 @@ func pagePlanned(t *testing.T, cfg *config.Config) []string {
 	return names
 }
 
-// sameStreams serves cfg() with the page path and with arrow-go only, and fails unless
-// every rank's batches are byte-identical; wantPages are the outputs the page path must
-// read from pages.
+// sameStreams serves cfg() with the page path and with the array path only, and fails
+// unless every rank's batches are byte-identical, and unless both roads decode every row
+// group as arrow-go's arrays do; wantPages are the outputs the page path must read from
+// pages.
 func sameStreams(t *testing.T, cfg func() *config.Config, wantPages []string) {
 	t.Helper()
+	ds, err := dataset.Open(cfg().Dataset)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, _ := decodeAll(t, ds, cfg(), viaArrowGo)
+	for _, road := range []string{viaPages, viaArrays} {
+		got, _ := decodeAll(t, ds, cfg(), road)
+		sameDecoded(t, road, got, ref)
+	}
 	if got := pagePlanned(t, cfg()); !slices.Equal(got, wantPages) {
 		t.Fatalf("outputs read from pages: %v, want %v", got, wantPages)
 	}
@@ -62,11 +74,11 @@ func sameStreams(t *testing.T, cfg func() *config.Config, wantPages []string) {
 	for r := range viaPages {
 		a, b := viaPages[r].hashes, viaArrow[r].hashes
 		if len(a) == 0 || len(a) != len(b) {
-			t.Fatalf("rank %d: %d batches from pages, %d from arrow-go", r, len(a), len(b))
+			t.Fatalf("rank %d: %d batches from pages, %d from arrays", r, len(a), len(b))
 		}
 		for k := range a {
 			if a[k] != b[k] {
-				t.Fatalf("rank %d: batch %d is %s from pages, %s from arrow-go", r, k, a[k], b[k])
+				t.Fatalf("rank %d: batch %d is %s from pages, %s from arrays", r, k, a[k], b[k])
 			}
 		}
 	}

@@ -16,8 +16,10 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/shmloader/shmloader/internal/testkit"
+	"github.com/shmloader/shmloader/producer/colsrc"
 	"github.com/shmloader/shmloader/producer/config"
 	"github.com/shmloader/shmloader/producer/dataset"
+	"github.com/shmloader/shmloader/producer/transform"
 )
 
 const layoutRows = 100
@@ -113,16 +115,23 @@ outputs:
 // decoded is every tensor of every row (in file order) as float64, by tensor name.
 type decoded map[string][][]float64
 
-// decodeAll decodes every row group of ds by the page decoder (arrowOnly false) or
-// arrow-go, as a worker does, and returns the rows. pagesFor lists the outputs the page
-// path took for every row group.
-func decodeAll(t *testing.T, ds *dataset.Dataset, cfg *config.Config, arrowOnly bool) (out decoded, pagesFor []string) {
+// The roads a row group's outputs can be decoded by (decodeAll).
+const (
+	viaPages   = "pages"    // as serve does by default: flat outputs from pages, the rest as arrays
+	viaArrays  = "arrays"   // SHMLOADER_DECODER=arrow: every output as arrays
+	viaArrowGo = "arrow-go" // every column through arrow-go, then ApplyTo: the reference
+)
+
+// decodeAll decodes every row group of ds by road (viaPages, viaArrays, viaArrowGo), as
+// a worker does, and returns the kept rows. pagesFor lists the outputs the page path
+// took for every row group.
+func decodeAll(t *testing.T, ds *dataset.Dataset, cfg *config.Config, road string) (out decoded, pagesFor []string) {
 	t.Helper()
 	src, err := newSource(ds, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	src.useArrays(arrowOnly)
+	src.useArrays(road == viaArrays)
 	layout := newRowLayout(src.rowSize)
 	rs := newReaders(ds)
 	rs.pages = src.cols.NewWorker()
@@ -134,16 +143,24 @@ func decodeAll(t *testing.T, ds *dataset.Dataset, cfg *config.Config, arrowOnly 
 		if err != nil {
 			t.Fatal(err)
 		}
+		kept := rg.Rows
+		if src.filtering() {
+			if kept, err = src.countKept(context.Background(), colsrc.NewArrays(ds), r, rg); err != nil {
+				t.Fatal(err)
+			}
+		}
 		for o, ls := range rs.pages.Plan(rg) {
-			if ls != nil {
+			if ls != nil && road == viaPages {
 				paged[src.outputs[o].Name()]++
 			}
 		}
-		dst := make([]byte, int(rg.Rows)*layout.stride)
-		if err := src.decode(context.Background(), rs.pages, r, rg, rg.Rows, dst, &layout); err != nil {
+		dst := make([]byte, int(kept)*layout.stride)
+		if road == viaArrowGo {
+			decodeArrowGo(t, src, r, rg, kept, dst, &layout)
+		} else if err := src.decode(context.Background(), rs.pages, r, rg, kept, dst, &layout); err != nil {
 			t.Fatal(err)
 		}
-		for k := range int(rg.Rows) {
+		for k := range int(kept) {
 			for ti, ten := range src.tensors {
 				n := max(1, product(ten.Shape))
 				row := make([]float64, n)
@@ -158,7 +175,15 @@ func decodeAll(t *testing.T, ds *dataset.Dataset, cfg *config.Config, arrowOnly 
 							row[e] = float64(int64(binary.LittleEndian.Uint64(b)))
 						}
 					case 4:
-						row[e] = float64(int32(binary.LittleEndian.Uint32(b)))
+						if ten.DType.String() == "float32" {
+							row[e] = float64(math.Float32frombits(binary.LittleEndian.Uint32(b)))
+						} else {
+							row[e] = float64(int32(binary.LittleEndian.Uint32(b)))
+						}
+					case 2:
+						row[e] = float64(binary.LittleEndian.Uint16(b))
+					case 1:
+						row[e] = float64(b[0])
 					}
 				}
 				out[ten.Name] = append(out[ten.Name], row)
@@ -172,6 +197,56 @@ func decodeAll(t *testing.T, ds *dataset.Dataset, cfg *config.Config, arrowOnly 
 	}
 	slices.Sort(pagesFor)
 	return out, pagesFor
+}
+
+// decodeArrowGo is src.decode with every column read through arrow-go
+// (dataset.Reader.ReadRowGroup), filtered, and every output written by ApplyTo.
+func decodeArrowGo(t *testing.T, src *source, r *dataset.Reader, rg dataset.RowGroup, kept int64, dst []byte, l *rowLayout) {
+	t.Helper()
+	cols, err := r.ReadRowGroup(context.Background(), rg.Index, src.columns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release(cols)
+	sel, err := src.selectRows(cols, rg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sel != nil && int64(len(sel)) != kept {
+		t.Fatalf("row group %d: arrow-go keeps %d rows, the page decoder's arrays %d", rg.Global, len(sel), kept)
+	}
+	for o, out := range src.outputs {
+		ten := out.Tensors()
+		d := transform.Dest{Bufs: make([][]byte, len(ten)), Stride: make([]int, len(ten))}
+		for i := range ten {
+			d.Bufs[i], d.Stride[i] = dst[l.off[src.outTen[o]+i]:], l.stride
+		}
+		in := make([]*arrow.Chunked, len(src.outCols[o]))
+		for i, c := range src.outCols[o] {
+			in[i] = cols[c]
+		}
+		if err := out.ApplyTo(in, sel, d); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// sameDecoded fails unless got (by road) has want's rows, bit for bit.
+func sameDecoded(t *testing.T, road string, got, want decoded) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%s: %d tensors, want %d", road, len(got), len(want))
+	}
+	for name, rows := range want {
+		if len(got[name]) != len(rows) {
+			t.Fatalf("%s: %s has %d rows, want %d", road, name, len(got[name]), len(rows))
+		}
+		for k := range rows {
+			if !sameBits(got[name][k], rows[k]) {
+				t.Fatalf("%s: %s row %d is %v, arrow-go's %v", road, name, k, got[name][k], rows[k])
+			}
+		}
+	}
 }
 
 func sameBits(a, b []float64) bool {
@@ -189,12 +264,12 @@ func product(shape []int) int {
 	return n
 }
 
-// Every layout serves the same values through the page decoder and arrow-go:
+// Every layout serves the same values by the page path, the array path and arrow-go:
 // partition columns (alone, stacked with a struct's field, hashed, null), fields of
 // structs at two depths with nulls at every level, a category written as a string in
 // one file and a dictionary in the other, string beside large_string, list beside
 // large_list.
-func TestLayoutsOnBothPaths(t *testing.T) {
+func TestLayoutsOnEveryRoad(t *testing.T) {
 	root := t.TempDir()
 	writeLayouts(t, root)
 	ds, err := dataset.Open(root)
@@ -205,21 +280,14 @@ func TestLayoutsOnBothPaths(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pg, paged := decodeAll(t, ds, cfg, false)
-	ar, none := decodeAll(t, ds, cfg, true)
+	pg, paged := decodeAll(t, ds, cfg, viaPages)
+	ar, _ := decodeAll(t, ds, cfg, viaArrays)
+	ref, _ := decodeAll(t, ds, cfg, viaArrowGo)
 	if want := []string{"cat", "country", "id", "nested", "s", "year_hash", "year_x"}; !slices.Equal(paged, want) {
 		t.Fatalf("outputs read from pages: %v, want %v", paged, want)
 	}
-	if len(none) != 0 {
-		t.Fatalf("SHMLOADER_DECODER=arrow read %v from pages", none)
-	}
-	for name, rows := range ar {
-		for k := range rows {
-			if !sameBits(rows[k], pg[name][k]) {
-				t.Fatalf("%s row %d: arrow-go %v, pages %v", name, k, rows[k], pg[name][k])
-			}
-		}
-	}
+	sameDecoded(t, viaPages, pg, ref)
+	sameDecoded(t, viaArrays, ar, ref)
 	hashes := map[string]map[float64]float64{} // output -> raw value id -> hash
 	for k := range 2 * layoutRows {
 		i := int64(k)

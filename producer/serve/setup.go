@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/shmloader/shmloader/internal/units"
+	"github.com/shmloader/shmloader/producer/colsrc"
 	"github.com/shmloader/shmloader/producer/plan"
 	"github.com/shmloader/shmloader/ring"
 )
@@ -45,7 +46,7 @@ func (s *server) keptRows(ctx context.Context, workers int) ([]int64, error) {
 	start := time.Now()
 	for w := range workers {
 		wg.Go(func() {
-			readers := newReaders(s.src.ds)
+			readers, arrays := newReaders(s.src.ds), colsrc.NewArrays(s.src.ds)
 			defer readers.close()
 			for errs[w] == nil && ctx.Err() == nil {
 				i := int(next.Add(1)) - 1
@@ -57,7 +58,7 @@ func (s *server) keptRows(ctx context.Context, workers int) ([]int64, error) {
 				if errs[w] = err; err != nil {
 					return
 				}
-				rows[scan[i]], errs[w] = s.src.countKept(ctx, r, rg)
+				rows[scan[i]], errs[w] = s.src.countKept(ctx, arrays, r, rg)
 				if w == 0 && time.Since(start) > 5*time.Second {
 					s.logf("filter: %d/%d row groups read", min(int(next.Load()), len(scan)), len(scan))
 					start = time.Now()

@@ -29,7 +29,8 @@ type source struct {
 	tensors []ring.TensorSpec
 	outTen  []int // per output: index of its first tensor
 	rowSize []int // bytes per row of each tensor
-	// arrays reads every column through arrow-go (SHMLOADER_DECODER=arrow).
+	// arrays: every output takes the array path (SHMLOADER_DECODER=arrow): its flat
+	// columns decoded into Arrow arrays by the page decoder, then ApplyTo.
 	arrays bool
 	cols   *colsrc.Sources
 }
@@ -148,9 +149,9 @@ func (s *source) useArrays(on bool) {
 	s.cols = colsrc.NewSources(s.ds, s.outputs, on)
 }
 
-// countKept reads only the filter's columns of rg and counts its kept rows.
-func (s *source) countKept(ctx context.Context, r *dataset.Reader, rg dataset.RowGroup) (int64, error) {
-	cols, err := r.ReadRowGroup(ctx, rg.Index, s.filter.Columns())
+// countKept reads only the filter's columns of rg, with a, and counts its kept rows.
+func (s *source) countKept(ctx context.Context, a *colsrc.Arrays, r *dataset.Reader, rg dataset.RowGroup) (int64, error) {
+	cols, err := a.Read(ctx, r, rg, s.filter.Columns())
 	if err != nil {
 		return 0, err
 	}
@@ -165,11 +166,12 @@ func (s *source) countKept(ctx context.Context, r *dataset.Reader, rg dataset.Ro
 // decode reads rg, filters it and writes its kept rows' outputs into dst as records of
 // layout l: tensor t of kept row k at dst[k*l.stride+l.off[t]]. want is the kept-row
 // count the plan was made with. Outputs whose columns are flat go straight from the
-// pages into dst (colsrc.Worker.Apply); the rest, and the filter's columns, through
-// arrow-go.
+// pages into dst (colsrc.Worker.Apply); the rest, and the filter's columns, are read as
+// Arrow arrays (colsrc.Worker.Arrays: flat columns by the same page decoder, nested
+// ones through arrow-go) for the transforms' ApplyTo.
 func (s *source) decode(ctx context.Context, w *colsrc.Worker, r *dataset.Reader, rg dataset.RowGroup, want int64, dst []byte, l *rowLayout) error {
 	plan := w.Plan(rg)
-	cols, err := readArrow(ctx, r, rg, s.columns, s.arrayColumns(plan))
+	cols, err := readArrays(ctx, w, r, rg, s.columns, s.arrayColumns(plan))
 	if err != nil {
 		return err
 	}
@@ -209,7 +211,7 @@ func (s *source) decode(ctx context.Context, w *colsrc.Worker, r *dataset.Reader
 	return nil
 }
 
-// arrayColumns is the columns to read through arrow-go: the filter's and those of the
+// arrayColumns is the columns to read as Arrow arrays: the filter's and those of the
 // outputs not read from pages (nil entries in plan).
 func (s *source) arrayColumns(plan [][]dataset.Leaf) []bool {
 	need := make([]bool, len(s.columns))
@@ -226,8 +228,8 @@ func (s *source) arrayColumns(plan [][]dataset.Leaf) []bool {
 	return need
 }
 
-// readArrow reads the columns marked in need (the others stay nil).
-func readArrow(ctx context.Context, r *dataset.Reader, rg dataset.RowGroup, names []string, need []bool) ([]*arrow.Chunked, error) {
+// readArrays reads the columns marked in need with w (the others stay nil).
+func readArrays(ctx context.Context, w *colsrc.Worker, r *dataset.Reader, rg dataset.RowGroup, names []string, need []bool) ([]*arrow.Chunked, error) {
 	var want []string
 	for c, n := range need {
 		if n {
@@ -238,7 +240,7 @@ func readArrow(ctx context.Context, r *dataset.Reader, rg dataset.RowGroup, name
 	if len(want) == 0 {
 		return cols, nil
 	}
-	got, err := r.ReadRowGroup(ctx, rg.Index, want)
+	got, err := w.Arrays(ctx, r, rg, want)
 	if err != nil {
 		return nil, err
 	}

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/shmloader/shmloader/producer/colsrc"
 	"github.com/shmloader/shmloader/producer/config"
 	"github.com/shmloader/shmloader/producer/dataset"
 	"github.com/shmloader/shmloader/producer/transform"
@@ -21,10 +22,10 @@ import (
 // With a config, each row group is read as decode reads it: the outputs that decode
 // reads from pages through the same page path (colsrc.Worker's ReadChunks, then
 // ApplyChunks over no row: ApplyRuns still decodes and checks all of each chunk), the
-// filter's columns and the other outputs' through arrow-go
-// (dataset.Reader.ReadRowGroup). Without one, every column is read by every road serve
-// may take for it: a flat one page by page (as an output reads it) and through arrow-go
-// (as a filter reads it), a nested one through arrow-go.
+// filter's columns and the other outputs' as decode reads them as arrays (a flat one
+// decoded into its array by colsrc.BuildArray, a nested one through arrow-go). Without
+// one, every column is read by that whole-column road, which for a flat column checks
+// all that its page path checks too.
 type Verifier struct {
 	ds      *dataset.Dataset
 	src     *source          // nil: every column, without a config
@@ -143,6 +144,7 @@ func (v *Verifier) Run(ctx context.Context, workers int, p *VerifyProgress) (*Ve
 	for range min(workers, max(1, len(v.ds.RowGroups))) {
 		wg.Go(func() {
 			w := &verifyWorker{v: v, ctx: ctx, readers: newReaders(v.ds), unopened: &unopened, p: p}
+			w.arrays = colsrc.NewArrays(v.ds)
 			if v.src != nil {
 				w.pw = v.src.cols.NewWorker()
 			}

@@ -13,14 +13,15 @@ import (
 	"github.com/shmloader/shmloader/producer/pages"
 )
 
-// verifyWorker is one goroutine of a Verifier's Run: its files, page buffers and what it
+// verifyWorker is one goroutine of a Verifier's Run: its files, decoders and what it
 // has checked and found.
 type verifyWorker struct {
 	v        *Verifier
 	ctx      context.Context
 	readers  *readers
-	pw       *colsrc.Worker // with a config
-	buf      []byte         // a chunk read for the page decoder (without a config)
+	pw       *colsrc.Worker // with a config: the outputs read from pages
+	arrays   *colsrc.Arrays // builds flat columns' arrays
+	buf      []byte         // a flat column's chunk
 	unopened *sync.Map
 	p        *VerifyProgress
 	rep      VerifyReport // counts only
@@ -38,7 +39,7 @@ type rgCheck struct {
 	rg      dataset.RowGroup
 	counted map[string]bool // columns whose chunks were counted
 	bad     map[string]bool // columns found damaged: one finding each
-	viaAr   map[string]bool // columns read through arrow-go
+	whole   map[string]bool // columns read whole (columnRoad)
 }
 
 // rowGroup checks rg and reports whether it got through all of it: its file could be
@@ -54,7 +55,7 @@ func (w *verifyWorker) rowGroup(rg dataset.RowGroup) bool {
 		}
 		return false
 	}
-	c := &rgCheck{verifyWorker: w, r: r, rg: rg, counted: map[string]bool{}, bad: map[string]bool{}, viaAr: map[string]bool{}}
+	c := &rgCheck{verifyWorker: w, r: r, rg: rg, counted: map[string]bool{}, bad: map[string]bool{}, whole: map[string]bool{}}
 	if w.v.src == nil {
 		c.everyRoad()
 	} else {
@@ -63,24 +64,22 @@ func (w *verifyWorker) rowGroup(rg dataset.RowGroup) bool {
 	return w.ctx.Err() == nil
 }
 
-// everyRoad checks every column by every road serve may read it by.
+// everyRoad checks every column by the road serve reads it by as a whole column: a flat
+// one decoded page by page into its array (the page path's checks, down to each value,
+// and the values arrow-go refuses, which both of serve's roads for it refuse), a nested
+// one through arrow-go.
 func (c *rgCheck) everyRoad() {
 	for _, name := range c.v.columns {
 		if c.ctx.Err() != nil {
 			return
 		}
-		if l, ok := c.rg.File.Leaf(name); ok && l.MaxRep == 0 && c.rg.File.PagesReadable(c.rg.Index, l) == nil {
-			if c.pageRoad(name, l); c.bad[name] {
-				continue
-			}
-		}
-		c.arrowRoad(name)
+		c.columnRoad(name)
 	}
 }
 
 // asDecoded checks the row group as decode reads it: the filter's statistics (mayMatch),
-// the outputs planned for the page path through it, then the columns decode reads
-// through arrow-go.
+// the outputs planned for the page path through it, then the columns decode reads as
+// arrays.
 func (c *rgCheck) asDecoded() {
 	s := c.v.src
 	if s.filtering() {
@@ -108,41 +107,50 @@ func (c *rgCheck) asDecoded() {
 	}
 	for i, need := range s.arrayColumns(plan) {
 		name := s.columns[i]
-		if need && !c.bad[name] && !c.viaAr[name] && !c.v.ds.IsPartition(name) && c.ctx.Err() == nil {
-			c.arrowRoad(name)
+		if need && !c.bad[name] && !c.whole[name] && !c.v.ds.IsPartition(name) && c.ctx.Err() == nil {
+			c.columnRoad(name)
 		}
 	}
 }
 
-// narrow finds which columns of output o made its page path fail with err: each one's
-// chunk through the page checks, then (for a value the transforms refuse as arrow-go
-// does, which the page checks leave alone: an INT96 or a decimal) through arrow-go, and
-// err itself when neither names one.
+// narrow finds which columns of output o made its page path fail with err, each one
+// read whole, and reports err itself when none is found damaged.
 func (c *rgCheck) narrow(o int, ls []dataset.Leaf, err error) {
 	s := c.v.src
-	cols := s.outCols[o]
-	for _, road := range []func(name string, l dataset.Leaf){c.pageRoad, func(name string, _ dataset.Leaf) { c.arrowRoad(name) }} {
-		found := false
-		for j, l := range ls {
-			name := s.columns[cols[j]]
-			if l.Index < 0 {
-				continue
-			}
-			if !c.bad[name] && !c.viaAr[name] {
-				road(name, l)
-			}
-			found = found || c.bad[name]
+	found := false
+	for j, l := range ls {
+		name := s.columns[s.outCols[o][j]]
+		if l.Index < 0 {
+			continue
 		}
-		if found || c.ctx.Err() != nil {
+		if !c.bad[name] && !c.whole[name] {
+			c.columnRoad(name)
+		}
+		found = found || c.bad[name]
+		if c.ctx.Err() != nil {
 			return
 		}
 	}
-	c.add(c.rg, "", s.decodeErr(c.rg, err))
+	if !found {
+		c.add(c.rg, "", s.decodeErr(c.rg, err))
+	}
 }
 
-// pageRoad reads leaf l, column name's chunk, and walks its pages with the page
-// decoder's checks.
-func (c *rgCheck) pageRoad(name string, l dataset.Leaf) {
+// columnRoad reads column name whole, as decode reads the filter's columns and the
+// outputs not read from pages.
+func (c *rgCheck) columnRoad(name string) {
+	c.whole[name] = true
+	if l, ok := colsrc.Flat(c.v.ds, c.rg.File, name); ok {
+		c.flatRoad(name, l)
+	} else {
+		c.nestedRoad(name)
+	}
+}
+
+// flatRoad reads leaf l, flat column name's chunk, and decodes it into the array of
+// the column's type, or, for a type no road of serve builds, walks its pages with the
+// page decoder's checks.
+func (c *rgCheck) flatRoad(name string, l dataset.Leaf) {
 	chunks, buf, err := c.r.ReadChunks(c.rg.Index, []dataset.Leaf{l}, c.buf)
 	c.buf = buf
 	if err != nil {
@@ -151,15 +159,22 @@ func (c *rgCheck) pageRoad(name string, l dataset.Leaf) {
 		return
 	}
 	c.count(name, chunks[0].Data)
-	if err := pages.Check(chunks[0]); err != nil {
-		c.damaged(name, &dataset.Error{Op: "decode", Path: c.rg.File.Path, RowGroup: c.rg.Index, Column: name, Err: err})
+	if f, _ := c.v.ds.Field(name); f.Type == nil || !colsrc.Builds(f.Type, l.Type, l.TypeLen) {
+		if err := pages.Check(chunks[0]); err != nil {
+			c.damaged(name, &dataset.Error{Op: "decode", Path: c.rg.File.Path, RowGroup: c.rg.Index, Column: name, Err: err})
+		}
+		return
 	}
+	col, err := c.arrays.Build(c.rg, name, chunks[0])
+	if err != nil {
+		c.damaged(name, err)
+		return
+	}
+	col.Release()
 }
 
-// arrowRoad reads column name through arrow-go, as decode reads the filter's columns
-// and the outputs not read from pages.
-func (c *rgCheck) arrowRoad(name string) {
-	c.viaAr[name] = true
+// nestedRoad reads column name (a list, a whole struct) through arrow-go.
+func (c *rgCheck) nestedRoad(name string) {
 	before := c.r.Checked()
 	cols, err := c.r.ReadRowGroup(c.ctx, c.rg.Index, []string{name})
 	release(cols)

@@ -7,10 +7,12 @@ below its partition folders, Spark's and Dask's marker files (``_SUCCESS``,
 ``_common_metadata``, a hidden ``.crc``), structs nested two deep with nulls at every
 level, and the same columns written in different layouts by different files: a pandas
 categorical (dictionary<int32, string>) beside polars' large_string and a plain string,
-list beside large_list. Serve runs once through the page decoder (the default) and once
-through arrow-go (SHMLOADER_DECODER=arrow); every tensor is checked value by value
-against pyarrow.dataset's own reading of the directory, and the two runs against each
-other byte for byte.
+list beside large_list. Serve runs once on the page path (the default: outputs of flat
+columns decoded page by page straight into the transforms) and once on the array path
+(SHMLOADER_DECODER=arrow: every output through Arrow arrays, flat columns decoded into
+them by the same page decoder, nested ones by arrow-go); every tensor is checked value
+by value against pyarrow.dataset's own reading of the directory, and the two runs
+against each other byte for byte.
 """
 
 from __future__ import annotations

@@ -156,11 +156,12 @@ def data() -> dict[str, list[Any]]:
     return columns()
 
 
-# How the files are written and which decoder serve reads them with: the page decoder
-# (the default) on pyarrow's defaults, and on data page v2 with pages of a few rows,
-# zstd, and a dictionary so small that every column chunk falls back from dictionary to
-# plain pages part-way; with the delta and byte-stream-split encodings and RLE booleans;
-# and arrow-go's reader (SHMLOADER_DECODER=arrow).
+# How the files are written and which road serve reads them by: the page path (the
+# default: outputs straight from the page decoder into the transforms) on pyarrow's
+# defaults, and on data page v2 with pages of a few rows, zstd, and a dictionary so small
+# that every column chunk falls back from dictionary to plain pages part-way; with the
+# delta and byte-stream-split encodings and RLE booleans; and the array path
+# (SHMLOADER_DECODER=arrow: the same decoder into Arrow arrays, then the transforms).
 LAYOUTS = {
     "pages": ({}, {}),
     "pages-v2-fallback": ({"data_page_version": "2.0", "data_page_size": 64,

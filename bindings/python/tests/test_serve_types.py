@@ -5,11 +5,12 @@ first file dictionary-encoded and the second not: one with timestamps of every u
 and without a time zone, dates, times of day and decimals of several precisions and
 scales (stored as FIXED_LEN_BYTE_ARRAY) and a dictionary of strings, and one written with
 ``use_deprecated_int96_timestamps`` and ``store_decimal_as_integer`` (INT96 timestamps,
-INT32 and INT64 decimals). Each is served twice, by the page decoder (the default) and
-by arrow-go (SHMLOADER_DECODER=arrow), which must give the same bytes; the tensors are
-then compared value by value with Python's datetime and zoneinfo (the tz database pandas
-reads), with pyarrow.compute where its zones hold (1900 to 2037), and the decimals with
-Python's float(Decimal). The semantics are those of producer/transform/doc.go.
+INT32 and INT64 decimals). Each is served twice, on the page path (the default: the page
+decoder straight into the transforms) and on the array path (SHMLOADER_DECODER=arrow: the
+same decoder into Arrow arrays, then the transforms), which must give the same bytes; the
+tensors are then compared value by value with Python's datetime and zoneinfo (the tz
+database pandas reads), with pyarrow.compute where its zones hold (1900 to 2037), and the
+decimals with Python's float(Decimal). The semantics are those of producer/transform/doc.go.
 """
 
 from __future__ import annotations
@@ -201,12 +202,12 @@ def serve(bin: Path, tmp: Path, ds: Path, outputs: dict[str, Any], decoder: str)
 
 
 def served_both(bin: Path, tmp: Path, ds: Path, outputs: dict[str, Any]) -> servekit.Result:
-    """Serves ds by pages and by arrow-go; the bytes must agree."""
+    """Serves ds on the page path and on the array path; the bytes must agree."""
     pages, arrow = (serve(bin, tmp, ds, outputs, d) for d in ("pages", "arrow"))
     assert pages.meta["dtypes"] == arrow.meta["dtypes"]
     for name, got in pages.tensors.items():
         other = arrow.tensors[name]
-        assert got.tobytes() == other.tobytes(), f"{name}: the page decoder and arrow-go differ"
+        assert got.tobytes() == other.tobytes(), f"{name}: the page path and the array path differ"
     return pages
 
 

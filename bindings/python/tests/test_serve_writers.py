@@ -1,5 +1,5 @@
 """Parquet files as real tools write them, with every type shmloader reads, through
-`shmloader serve` on both decoders.
+`shmloader serve` on both of its roads.
 
 One table of every supported type (ints and uints of every width; float16/32/64 with NaN,
 infinities, -0 and subnormals; bools; string, large_string, binary and dictionaries of
@@ -22,12 +22,15 @@ row groups, by:
                  large_binary, large_list, its Categorical and Enum, and Array
                  (fixed_size_list).
 
-Each dataset is served by the page decoder and by arrow-go (SHMLOADER_DECODER=arrow), shuffle
-off, window 0, one partition and one rank, so rows arrive in file order. There is one output
-per column (a struct's fields by dotted path) and a few transform chains; every tensor is
-compared exactly (floats bitwise, NaN-aware) with a reference computed with numpy from
-pyarrow's reading of the same files (pyarrow.dataset, files in path order), per
-producer/transform/doc.go, and the two decoders' batches with each other byte for byte.
+Each dataset is served on the page path (the default: outputs of flat columns decoded page
+by page straight into the transforms) and on the array path (SHMLOADER_DECODER=arrow: every
+output through Arrow arrays, flat columns decoded into them by the same page decoder, nested
+ones by arrow-go), shuffle off, window 0, one partition and one rank, so rows arrive in file
+order. There is one output per column (a struct's fields by dotted path) and a few transform
+chains; every tensor is compared exactly (floats bitwise, NaN-aware) with a reference
+computed with numpy from pyarrow's reading of the same files (pyarrow.dataset, files in path
+order), per producer/transform/doc.go, and the two roads' batches with each other byte for
+byte.
 
 Files that shmloader refuses, and defaults that differ from pyarrow's, are the xfail tests at
 the end.
