@@ -25,7 +25,7 @@ extern "C" {
                               SHML_ERANGE; 2: shml_batch.epoch_base, shml_info nodes/node_rank/
                               elastic_limit, shml_seek_base */
 /* Ring protocol version this library speaks (PROTOCOL.md). */
-#define SHML_PROTOCOL_VERSION 4
+#define SHML_PROTOCOL_VERSION 5
 
 /* Error codes. 0 is success; everything else is negative. */
 enum {

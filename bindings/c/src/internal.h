@@ -39,6 +39,7 @@ struct shml__geom {
   uint64_t global_batches;
   uint32_t nodes;
   uint32_t node_rank;
+  uint32_t plan_version;
   uint32_t header_size;
   uint32_t slot_count;
   uint32_t schema_count;

@@ -142,6 +142,7 @@ int shml__validate(const void *base, size_t len, const char *job, int rank,
   h.steps_per_epoch = sh->steps_per_epoch;
   h.epochs = sh->epochs;
   h.global_batches = sh->global_batches;
+  h.plan_version = sh->plan_version;
   if (memcmp(h.magic, SHML__MAGIC, sizeof h.magic) != 0) {
     /* A header still being written may not have its magic yet. */
     if (version == 0 && all_zero(h.magic, sizeof h.magic)) return SHML__NOTREADY;
@@ -171,6 +172,7 @@ int shml__validate(const void *base, size_t len, const char *job, int rank,
   out->steps_per_epoch = h.steps_per_epoch;
   out->epochs = h.epochs;
   out->global_batches = h.global_batches;
+  out->plan_version = h.plan_version;
   out->batch_capacity = h.batch_capacity;
   out->producer_pid = h.producer_pid;
 

@@ -62,7 +62,8 @@ static struct shml__tensor_entry *E(uint8_t *b, int i) {
 static void bad_magic(uint8_t *b) { b[3] = 'X'; }
 static void version2(uint8_t *b) { H(b)->version = 2; }
 static void version3(uint8_t *b) { H(b)->version = 3; }
-static void version5(uint8_t *b) { H(b)->version = 5; }
+static void version4(uint8_t *b) { H(b)->version = 4; }
+static void version6(uint8_t *b) { H(b)->version = 6; }
 static void nodes0(uint8_t *b) { H(b)->nodes = 0; }
 static void node_rank1(uint8_t *b) { H(b)->node_rank = 1; }
 static void version0(uint8_t *b) { H(b)->version = 0; }
@@ -111,7 +112,8 @@ static void targeted(struct check *t, const struct img *im) {
       {"bad magic", bad_magic, SHML_EMAGIC},
       {"version 2 (before steps per epoch and counters)", version2, SHML_EVERSION},
       {"version 3 (before stop reasons and stall notes)", version3, SHML_EVERSION},
-      {"version 5", version5, SHML_EVERSION},
+      {"version 4 (before the plan version)", version4, SHML_EVERSION},
+      {"version 6", version6, SHML_EVERSION},
       {"nodes 0", nodes0, SHML_ESIZE},
       {"node_rank not below nodes", node_rank1, SHML_ESIZE},
       {"version 0 (being written)", version0, SHML__NOTREADY},

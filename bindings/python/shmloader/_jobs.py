@@ -215,7 +215,7 @@ def _probe(path: str) -> tuple[bool, int | None]:
 
 _MAGIC = b"SHMLRING"
 # ring/PROTOCOL.md "Segment layout": magic, version, rank, producer_pid and job at the
-# offsets read below, which versions 3 and 4 share; another version is not read.
+# offsets read below, which versions 3 to 5 share; another version is not read.
 _VERSION = _lib.PROTOCOL_VERSION
 
 

@@ -22,7 +22,7 @@ LIB_NAME = "libshmloader.so"
 
 # Mirrors of the #defines and enums in shmloader.h.
 ABI_VERSION = 4
-PROTOCOL_VERSION = 4
+PROTOCOL_VERSION = 5
 MAX_DIMS = 5
 
 OK = 0
