@@ -59,7 +59,7 @@ static int check_geometry(const struct shml__header *h, size_t len) {
 }
 
 /* Step 4. */
-static int check_identity(const struct shml__header *h, const char *job, int rank) {
+int shml__check_identity(const struct shml__header *h, const char *job, int rank) {
   char want[SHML__JOB_BYTES];
   memset(want, 0, sizeof want);
   size_t n = strnlen(job, SHML__JOB_BYTES);
@@ -153,7 +153,7 @@ int shml__validate(const void *base, size_t len, const char *job, int rank,
 
   int rc = check_geometry(&h, len);
   if (rc != SHML_OK) return rc;
-  rc = check_identity(&h, job, rank);
+  rc = shml__check_identity(&h, job, rank);
   if (rc != SHML_OK) return rc;
 
   memset(out, 0, sizeof *out);

@@ -30,10 +30,6 @@ _SLICE_MS = 100
 
 _JOB_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,39}")  # PROTOCOL.md "Files"
 
-# The producer's plan version (producer/plan.Version): what a step of an epoch names.
-# Saved states carry it, and `serve --resume` refuses a state of another version.
-PLAN_VERSION = 2
-
 _EPOCH_END = object()
 _STREAM_END = object()
 
@@ -56,6 +52,14 @@ def _index(value: object, limit: int) -> int | None:
     except TypeError:
         return None
     return i if 0 <= i < limit else None
+
+
+def _u64(value: object, limit: int = 2**64) -> int:
+    """``int(value)`` if it lies in [0, limit), else ValueError."""
+    i = int(value)  # type: ignore[call-overload]
+    if not 0 <= i < limit:
+        raise ValueError(f"{i} outside 0..{limit - 1}")
+    return i
 
 
 def _slice_ms(deadline: float | None) -> int:
@@ -105,6 +109,9 @@ class RingInfo:
     """Epochs the producer serves; 0: endless."""
     global_batches: int = 0
     """Batches of an epoch over the whole job (every rank of every node)."""
+    plan_version: int = 0
+    """The producer's plan version: the rules that turn a position into rows. Saved
+    states carry it; 0 for a producer without a plan (``shmloader debug-produce``)."""
 
     @property
     def world(self) -> int:
@@ -560,8 +567,8 @@ class Loader:
             )
         epoch, step, base = e, s, b
         ring = self._live("seek")
-        self._check_range("seek", epoch, step, base)
         with ring.lock:
+            self._check_position(ring, "seek", epoch, step, base)
             ring.release_all()
             ring.dropped.clear()
             rc = _lib.lib().shml_seek_base(ring.handle, epoch, step, base)
@@ -571,27 +578,20 @@ class Loader:
         self._base = base
         self._ended = False
 
-    def _check_range(self, op: str, epoch: int, step: int, base: int) -> None:
-        """OutOfRange, naming the valid range, for a position beyond the run."""
-        info = self._info
-        problem = ""
-        if info.epochs and epoch >= info.epochs:
-            problem = (
-                f"epoch {epoch} is past the run: the producer serves epochs 0..{info.epochs - 1}"
+    def _check_position(self, ring: Ring, op: str, epoch: int, step: int, base: int) -> None:
+        """OutOfRange, naming the valid range, for a position beyond the run
+        (shml_seek_check); under ring.lock."""
+        why = ctypes.create_string_buffer(_lib.WHY_BYTES)
+        rc = _lib.lib().shml_seek_check(ring.handle, epoch, step, base, why, len(why))
+        if rc == _lib.ERANGE:
+            raise OutOfRange(
+                f"{op}: {why.value.decode('utf-8', 'replace')}",
+                code=rc,
+                job=self.job,
+                rank=self.rank,
             )
-        elif base > info.elastic_limit:
-            problem = (
-                f"no epoch starts at global batch {base}: the last one an epoch may start at "
-                f"is {info.elastic_limit}"
-            )
-        elif step > info.steps_per_epoch:
-            problem = (
-                f"step {step} is past the epoch: rank {self.rank} has steps "
-                f"0..{info.steps_per_epoch - 1} per epoch (step {info.steps_per_epoch} is "
-                "the epoch's end)"
-            )
-        if problem:
-            raise OutOfRange(f"{op}: {problem}", code=_lib.ERANGE, job=self.job, rank=self.rank)
+        if rc != _lib.OK:
+            raise ring.error(rc, op)
 
     def state_dict(self) -> dict[str, Any]:
         """Where this consumer stands: ``{"job", "rank", "epoch", "step", "world",
@@ -618,7 +618,7 @@ class Loader:
             "world": self._info.world,
             "base": self._base,
             "config_hash": self._info.config_hash,
-            "plan_version": PLAN_VERSION,
+            "plan_version": self._info.plan_version,
         }
 
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
@@ -635,64 +635,36 @@ class Loader:
         taken as saved under this job's.
         """
         try:
-            epoch, step = int(state["epoch"]), int(state["step"])
-            world = int(state.get("world") or self._info.world)
-            base = int(state.get("base") or 0)
-            if min(epoch, step, world - 1, base) < 0:
-                raise ValueError("negative")
+            saved = _lib.StateDesc(
+                epoch=_u64(state["epoch"]),
+                step=_u64(state["step"]),
+                world=_u64(state.get("world") or 0),
+                base=_u64(state.get("base") or 0),
+                config_hash=_u64(state.get("config_hash") or 0),
+                plan_version=_u64(state.get("plan_version") or 0, 2**32),
+            )
         except (KeyError, TypeError, ValueError) as exc:
             raise InvalidArgument(
                 f"load_state_dict: need integers 'epoch' and 'step' >= 0 (and 'world' >= 1, "
-                f"'base' >= 0 if given), got {dict(state)!r}",
+                f"'base', 'config_hash' and 'plan_version' >= 0 if given), got {dict(state)!r}",
                 job=self.job,
                 rank=self.rank,
             ) from exc
-        version = state.get("plan_version")
-        if version != PLAN_VERSION and (version is not None or state.get("config_hash")):
-            saved = (
-                "no plan_version (a shmloader before plan version 2)"
-                if version is None
-                else f"plan version {version}"
+        ring = self._live("load_state_dict")
+        out = _lib.StateDesc()
+        why = ctypes.create_string_buffer(_lib.WHY_BYTES)
+        with ring.lock:
+            rc = _lib.lib().shml_resume(
+                ring.handle, ctypes.byref(saved), ctypes.byref(out), why, len(why)
             )
-            raise InvalidArgument(
-                f"load_state_dict: the state was saved with {saved}; this shmloader serves plan "
-                f"version {PLAN_VERSION}, in which a step names other rows: resuming would not "
-                "reproduce the batches (start the epoch again with seek(epoch, 0))",
-                job=self.job,
-                rank=self.rank,
-            )
-        saved_hash = state.get("config_hash") or 0
-        if saved_hash and self._info.config_hash and saved_hash != self._info.config_hash:
-            raise InvalidArgument(
-                f"load_state_dict: state was saved for config {saved_hash:#x}, "
-                f"the producer runs config {self._info.config_hash:#x}",
-                job=self.job,
-                rank=self.rank,
-            )
-        here = self._info.world
-        if world != here:
-            # producer/plan/doc.go: the same translation as `shmloader serve --resume`.
-            g = base + step * world
-            if g > self._info.elastic_limit:
-                raise InvalidArgument(
-                    f"load_state_dict: the state was saved at global batch {g}, among the last "
-                    f"uneven batches of an epoch (drop_last: false, past batch "
-                    f"{self._info.elastic_limit}): it resumes only under the world size it was "
-                    f"saved with ({world} trainers; this job has {here}), or from the start of "
-                    "the next epoch",
-                    job=self.job,
-                    rank=self.rank,
-                )
-            base, step = (0, g // here) if g % here == 0 else (g, 0)
-        elif (
-            step == self._info.steps_per_epoch + 1
-            and self._info.global_batches > self._info.steps_per_epoch * here
-        ):
-            # Some rank has one batch more per epoch than this one (drop_last: false): a
-            # state that it saved after its extra last batch is this rank's epoch end.
-            step = self._info.steps_per_epoch
-        self._check_range("load_state_dict", epoch, step, base)
-        self.seek(epoch, step, base)
+        text = f"load_state_dict: {why.value.decode('utf-8', 'replace')}"
+        if rc == _lib.ERANGE:
+            raise OutOfRange(text, code=rc, job=self.job, rank=self.rank)
+        if rc == _lib.EINVAL:
+            raise InvalidArgument(text, code=rc, job=self.job, rank=self.rank)
+        if rc != _lib.OK:
+            raise ring.error(rc, "load_state_dict")
+        self.seek(out.epoch, out.step, out.base)
 
     # -- closing -----------------------------------------------------------------------
 
@@ -774,35 +746,28 @@ def _no_batch(ring: Ring, timeout: float | None) -> str:
     return text
 
 
-def _header_u32(where: str, job: str, rank: int, offset: int) -> int | None:
-    """A u32 of a segment's header (ring/PROTOCOL.md), for an error message; None if the
-    segment cannot be read."""
-    try:
-        with open(os.path.join(where, f"shmloader-{os.getuid()}-{job}-r{rank}"), "rb") as f:
-            head = f.read(offset + 4)
-    except OSError:
-        return None
-    return int.from_bytes(head[offset:], "little") if len(head) == offset + 4 else None
-
-
 def _version_detail(where: str, job: str, rank: int) -> str:
-    """The versions behind SHML_EVERSION (the header's version, at 8)."""
-    theirs = _header_u32(where, job, rank, 8)
-    if theirs is None:
+    """The versions behind SHML_EVERSION: the segment's, as its header says, and this
+    library's."""
+    rc, segment = _lib.peek_segment(where, job, rank)
+    if rc != _lib.OK or segment.version == 0:
         return ""
     return (
-        f": the segment speaks ring protocol version {theirs}, this library "
-        f"{_lib.PROTOCOL_VERSION}; serve and the trainers must come from the same shmloader "
-        "release"
+        f": the segment speaks ring protocol version {segment.version}, this library "
+        f"{_lib.lib().shml_protocol_version()}; serve and the trainers must come from the "
+        "same shmloader release"
     )
 
 
 def _ranks_detail(where: str, job: str) -> str:
-    """How many ranks the job serves (rank 0's header's ranks, at 48)."""
-    ranks = _header_u32(where, job, 0, 48)
-    if ranks is None:
+    """How many ranks the job serves, as rank 0's header says."""
+    rc, segment = _lib.peek_segment(where, job, 0)
+    if rc != _lib.OK or segment.ranks == 0:
         return ""
-    return f": the job serves ranks 0..{ranks - 1} on this host (serve's ranks, $LOCAL_WORLD_SIZE)"
+    return (
+        f": the job serves ranks 0..{segment.ranks - 1} on this host (serve's ranks, "
+        "$LOCAL_WORLD_SIZE)"
+    )
 
 
 def default_rank() -> int:
@@ -923,5 +888,6 @@ def attach(
         steps_per_epoch=int(c_info.steps_per_epoch),
         epochs=int(c_info.epochs),
         global_batches=int(c_info.global_batches),
+        plan_version=int(c_info.plan_version),
     )
     return Loader(ring, where, info, batch_timeout)
