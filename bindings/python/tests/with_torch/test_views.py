@@ -148,7 +148,7 @@ def test_device_slots_go_back_only_after_their_copy() -> None:
     """The release rule of device='cuda', on every GPU-less host too: a slot is handed back
     once its copy's event has completed, in order, never earlier; the oldest is waited
     for only when too many are in flight, and a drain waits for all."""
-    dev = object.__new__(slt._ToDevice)
+    dev = object.__new__(slt.ToDevice)
     dev.pending = __import__("collections").deque()
     dev.limit = 3
     items = [(_Held(), _Event()) for _ in range(4)]
@@ -243,8 +243,8 @@ def test_pinned_slots_go_back_after_the_queued_copies(group, gen_dataset: Path, 
         def record(self, stream: object) -> None:
             assert isinstance(stream, _FakeStream)
 
-    monkeypatch.setattr(slt, "_pin", lambda loader: None)
-    monkeypatch.setattr(slt, "_cuda_check", lambda what: None)
+    monkeypatch.setattr(slt, "pin_ring", lambda stream: None)
+    monkeypatch.setattr(slt, "cuda_check", lambda what: None)
     monkeypatch.setattr(torch.cuda, "Event", Event)
     monkeypatch.setattr(torch.cuda, "current_stream", lambda device=None: _FakeStream())
     job = start(group, tmp_path, gen_dataset)
