@@ -31,6 +31,7 @@ import faultkit
 import loadsoak
 import membound
 import servekit
+from harness import Failure
 
 REPO = servekit.REPO
 RELIABILITY = REPO / "RELIABILITY.md"
@@ -50,10 +51,9 @@ def faults(args: argparse.Namespace) -> dict[str, Any]:
     figs = []
     for i in range(args.iterations):
         try:
-            figs.append(drv.iteration(i))
-        except AssertionError as exc:
-            raise SystemExit(f"faults: iteration {i} FAILED: {exc}\nrepeat: "
-                             f"{drv.repeat_command(i)}\nwork dir: {work}") from None
+            figs.append(drv.checked(i))
+        except Failure as exc:
+            raise SystemExit(f"faults: FAILED: {exc}\nwork dir: {work}") from None
         if (i + 1) % 50 == 0:
             print(f"faults: {i + 1}/{args.iterations}", flush=True)
     summary = faultkit.summarize(figs)
@@ -66,7 +66,7 @@ def load(args: argparse.Namespace) -> dict[str, Any]:
     work = Path(tempfile.mkdtemp(prefix="shmloader-load-"))
     try:
         figs = loadsoak.run(args.bin, work, args.load_seconds, sample_s=5.0, warmup_s=30.0)
-    except loadsoak.Failure as exc:
+    except Failure as exc:
         raise SystemExit(f"load: FAILED: {exc}\nwork dir: {work}") from None
     shutil.rmtree(work, ignore_errors=True)
     return figs
@@ -75,14 +75,14 @@ def load(args: argparse.Namespace) -> dict[str, Any]:
 def memory(args: argparse.Namespace) -> dict[str, Any]:
     try:
         return membound.run(args.bin, REPO / "build" / "membound", [1, 10])
-    except membound.Failure as exc:
+    except Failure as exc:
         raise SystemExit(f"memory: FAILED: {exc}") from None
 
 
 def fuzz(args: argparse.Namespace) -> dict[str, Any]:
-    targets = subprocess.run(["make", "-s", "--no-print-directory", "print-fuzz-targets"],
-                             cwd=REPO, capture_output=True, text=True, check=True)
-    targets = targets.stdout.split()
+    listed = subprocess.run(["make", "-s", "--no-print-directory", "print-fuzz-targets"],
+                            cwd=REPO, capture_output=True, text=True, check=True)
+    targets = listed.stdout.split()
     execs = {}
     for t in targets:
         pkg, name = t.split(":")
