@@ -118,7 +118,6 @@ class Batch(Mapping[str, NDArray[Any]]):
         )
 
 
-
 class _Tensor(NamedTuple):
     name: str
     dtype_name: str
@@ -161,7 +160,9 @@ class Slots:
             row_shape = tuple(int(d) for d in t.shape[1 : t.ndim])
             row_bytes = math.prod(row_shape) * int(typestr[2:])
             offset = (t.data or 0) - base
-            schema.append(_Tensor(name, dtype_name, np.dtype(typestr), row_shape, row_bytes, offset))
+            schema.append(
+                _Tensor(name, dtype_name, np.dtype(typestr), row_shape, row_bytes, offset)
+            )
         self._dtypes = {t.name: t.dtype_name for t in schema}
         self._span = max(t.offset + self._info.batch_capacity * t.row_bytes for t in schema)
         return schema

@@ -68,6 +68,7 @@ from .loader import Loader, LoaderBase
 
 __all__ = ["CudaUnavailable", "Dataset", "TorchBatch", "TorchLoader", "attach"]
 
+
 class TorchBatch(dict[str, "torch.Tensor"]):
     """One batch as ``{name: torch.Tensor}``, with its position (``epoch``, ``step``,
     ``rows``, ``seq``, ``base``, as on :class:`shmloader.Batch`).

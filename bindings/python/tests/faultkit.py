@@ -85,8 +85,10 @@ GEN_FLAGS = [
     "--null-fraction", "0.1", "--seed", "7", "--quiet",
 ]  # fmt: skip
 OUTPUTS: dict[str, Any] = {
-    "x": {"columns": ["f000..f003"],
-          "transforms": [{"fill_null": 0}, {"normalize": {"mean": 0.5, "std": 2}}]},
+    "x": {
+        "columns": ["f000..f003"],
+        "transforms": [{"fill_null": 0}, {"normalize": {"mean": 0.5, "std": 2}}],
+    },
     "cats": {"columns": "c0*", "transforms": [{"hash_bucket": 1000}]},
     "strs": {"columns": "s0*", "transforms": [{"fill_null": ""}, {"hash_bucket": 99}]},
     "seq": {"columns": "seq", "transforms": [{"pad": 6}]},
@@ -263,8 +265,10 @@ class Run:
                 continue
             if t.running():
                 if self.attached(r):
-                    raise self.fail(f"rank {r}: its trainer is still running "
-                                    f"{DETECT_S + SLACK_S} s after its producer died")
+                    raise self.fail(
+                        f"rank {r}: its trainer is still running "
+                        f"{DETECT_S + SLACK_S} s after its producer died"
+                    )
                 continue  # still attaching: the next serve takes it
             end = self.end(r) or {}
             if end.get("end") == "stream_end":
@@ -392,8 +396,10 @@ class Driver:
     def repeat_command(self, i: int) -> str:
         """The command that runs iteration i again with the same choices, the same
         settings and the work dir (dataset and cache) it ran in."""
-        return (f"{sys.executable} {Path(__file__)} --seed {self.seed} --first {i} "
-                f"--iterations 1 --stop-max {self.settings.stop_max_s:g} --work {self.work}")
+        return (
+            f"{sys.executable} {Path(__file__)} --seed {self.seed} --first {i} "
+            f"--iterations 1 --stop-max {self.settings.stop_max_s:g} --work {self.work}"
+        )
 
     def checked(self, i: int) -> Figures:
         """Iteration i, or a Failure that names it, its seed and the command that runs it
@@ -572,8 +578,10 @@ class Driver:
         stopped_s = time.monotonic() - stopped
         run.serve.signal(signal.SIGCONT)
         if still:
-            raise run.fail(f"ranks {still}: trainers still waiting {stopped_s:.1f} s into "
-                           f"a stop of serve, with a batch timeout of {BATCH_TIMEOUT_S} s")
+            raise run.fail(
+                f"ranks {still}: trainers still waiting {stopped_s:.1f} s into "
+                f"a stop of serve, with a batch timeout of {BATCH_TIMEOUT_S} s"
+            )
         restart = []
         for r, t in run.trainers.items():
             if t.running():

@@ -28,6 +28,7 @@ import servekit
 
 import shmloader
 
+
 def _first_paragraph(doc: str | None) -> str | None:
     return doc.split("\n\n")[0] if doc else None
 
@@ -132,9 +133,7 @@ def proc_sample(pid: int) -> dict[str, int] | None:
         return None
     names = ("VmRSS", "VmHWM", "RssShmem", "RssFile", "RssAnon")
     kb = {
-        ln.split(":")[0]: int(ln.split()[1])
-        for ln in status.splitlines()
-        if ln.startswith(names)
+        ln.split(":")[0]: int(ln.split()[1]) for ln in status.splitlines() if ln.startswith(names)
     }
     if "VmRSS" not in kb:
         return None  # exited, not yet reaped

@@ -189,7 +189,9 @@ def main() -> None:
     p.add_argument("--sample", type=float, default=5.0, help="seconds between samples")
     p.add_argument("--warmup", type=float, default=30.0, help="seconds before the first sample")
     args = p.parse_args()
-    drive("load soak", args, lambda work: run(args.bin, work, args.seconds, args.sample, args.warmup))
+    drive(
+        "load soak", args, lambda work: run(args.bin, work, args.seconds, args.sample, args.warmup)
+    )
 
 
 if __name__ == "__main__":

@@ -69,8 +69,9 @@ def test_touch_sums_depend_on_columns_not_row_order() -> None:
     assert c.sums["label"] != a.sums["label"]
 
 
-def test_work_is_what_serve_does(shmloader_bin: Path, bench_dataset: Path, shm_dir: Path,
-                                 tmp_path: Path, job: str) -> None:
+def test_work_is_what_serve_does(
+    shmloader_bin: Path, bench_dataset: Path, shm_dir: Path, tmp_path: Path, job: str
+) -> None:
     want = work.Touch()
     for path in sorted(bench_dataset.glob("*.parquet")):
         pf = pq.ParquetFile(path)

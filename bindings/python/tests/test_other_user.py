@@ -132,7 +132,11 @@ def test_what_another_user_plants_under_a_jobs_names_is_never_trusted(users: dic
     for rank, what in ((0, "file"), (1, "link")):
         att = as_user(owner, [str(users["consume"]), "--job", job, "--rank", str(rank), "--dir", str(shm),
                               "--timeout-ms", "300"])  # fmt: skip
-        assert att.returncode != 0 and "SHML_EPERM" in att.stderr and "owned by this user" in att.stderr, (what, att)
+        assert (
+            att.returncode != 0
+            and "SHML_EPERM" in att.stderr
+            and "owned by this user" in att.stderr
+        ), (what, att)
     # The owner's serve does not start over them, and says whose they are.
     run = as_user(owner, [str(users["bin"]), "serve", "--config", str(users["cfg"]), "--dir", str(shm),
                           "--job", job, "--epochs", "1", "--quiet"])  # fmt: skip

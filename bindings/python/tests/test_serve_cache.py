@@ -614,7 +614,8 @@ def small_disk(where: Path) -> Iterator[Path | None]:
         rc, err = 127, f"{exc} (permission: no mount command)"
     if rc != 0 or os.environ.get("SHMLOADER_TEST_NO_MOUNT"):
         assert os.environ.get("SHMLOADER_TEST_NO_MOUNT") or re.search(
-            r"permission|not permitted|superuser|only root", err, re.I), err
+            r"permission|not permitted|superuser|only root", err, re.I
+        ), err
         if rc == 0:
             subprocess.run(["umount", str(where)], check=True, timeout=30)
         yield None

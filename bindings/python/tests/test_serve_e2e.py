@@ -157,8 +157,12 @@ def reference(t: pa.Table) -> dict[str, np.ndarray]:
         axis=1,
     )
     ref["strs"] = np.stack(
-        [servekit.hash_bucket_column(["" if v is None else v for v in t[c].to_pylist()],
-                                     STR_BUCKETS) for c in ("s00", "s01")],  # fmt: skip
+        [
+            servekit.hash_bucket_column(
+                ["" if v is None else v for v in t[c].to_pylist()], STR_BUCKETS
+            )
+            for c in ("s00", "s01")
+        ],  # fmt: skip
         axis=1,
     )
     ref["s01raw"] = servekit.hash_bucket_column(t["s01"].to_pylist(), **RAW_HASH)

@@ -79,7 +79,7 @@ def test_two_nodes_deliver_exactly_the_batches_of_one_node_with_all_ranks(
                 g = (b["step"] * ranks + r) * nodes + node
                 key = (b["epoch"], g)
                 assert key not in into, f"global batch {key} delivered twice"
-                into[key] = (b["sha"], res.tensors["id"][offsets[i]:offsets[i + 1]])
+                into[key] = (b["sha"], res.tensors["id"][offsets[i] : offsets[i + 1]])
 
     want: dict = {}
     by_global(single, 0, 1, want)

@@ -598,7 +598,9 @@ def serve(bin: Path, tmp: Path, root: Path, outputs: dict[str, Any],
         tmp / f"{root.name}-{decoder}.yaml", dataset=str(root), batch_size=BATCH, partitions=1,
         shuffle={"row_groups": False, "window": 0}, drop_last=True, outputs=outputs,
     )  # fmt: skip
-    return servekit.serve_in_order(bin, tmp, cfg, f"{root.name}-{decoder}", {"SHMLOADER_DECODER": decoder})
+    return servekit.serve_in_order(
+        bin, tmp, cfg, f"{root.name}-{decoder}", {"SHMLOADER_DECODER": decoder}
+    )
 
 
 @dataclass

@@ -70,7 +70,9 @@ def wheel() -> Path:
     env = {k: v for k, v in os.environ.items() if not k.startswith("MAKE")}
     built = subprocess.run(["make", "-C", str(REPO), "--no-print-directory", "wheel"],
                            capture_output=True, text=True, timeout=600, env=env)  # fmt: skip
-    assert built.returncode == 0, f"make wheel failed:\n{built.stdout[-3000:]}\n{built.stderr[-3000:]}"
+    assert built.returncode == 0, (
+        f"make wheel failed:\n{built.stdout[-3000:]}\n{built.stderr[-3000:]}"
+    )
     found = sorted(DIST.glob("shmloader-*.whl"))
     assert len(found) == 1, f"want one wheel in {DIST}, found {found}"
     return found[0]
