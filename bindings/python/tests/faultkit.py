@@ -56,7 +56,7 @@ from pathlib import Path
 from typing import Any
 
 import servekit
-from harness import Failure, driver_parser, drive, generate
+from harness import Failure, drive, driver_parser, generate
 
 TRAINER = servekit.TESTS / "faulttrainer.py"
 

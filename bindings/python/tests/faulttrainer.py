@@ -64,8 +64,13 @@ def main() -> None:
             try:
                 called = time.monotonic()
                 for batch in harness.take(loader):
-                    line = {"epoch": batch.epoch, "step": batch.step, "base": batch.base,
-                            "sha": harness.batch_hash(batch), "state": loader.state_dict()}  # fmt: skip
+                    line = {
+                        "epoch": batch.epoch,
+                        "step": batch.step,
+                        "base": batch.base,
+                        "sha": harness.batch_hash(batch),
+                        "state": loader.state_dict(),
+                    }
                     os.write(fd, (json.dumps(line) + "\n").encode())
                     batch.release()
                     if args.slow:

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 import servekit
-from harness import Failure, driver_parser, drive, generate, proc_sample, wait_end
+from harness import Failure, drive, driver_parser, generate, proc_sample, wait_end
 from loadtrainer import id_sum
 
 TRAINER = servekit.TESTS / "loadtrainer.py"

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 import servekit
-from harness import Failure, driver_parser, drive, generate, proc_sample, wait_end
+from harness import Failure, drive, driver_parser, generate, proc_sample, wait_end
 
 TRAINER = servekit.TESTS / "loadtrainer.py"
 DEMO_CONFIG = servekit.REPO / "bindings/python/examples/demo.yaml"

@@ -17,8 +17,9 @@ Modes (the default reads the whole stream, `for batch in loader`):
   --until-file F    keep retrying attach until attached or F exists (then try once more):
                     a consumer waiting on a producer that may never come
 
-Errors of the library end the reading and are recorded ("end": "gone", "timeout",
-"error:<Class>: <message>"; ProducerGone's stop and reason, a Timeout's reason); the exit code is 0 unless this script itself failed.
+Errors of the library end the reading and are recorded (harness.ending: "end": "gone",
+"timeout", "error:<Class>: <message>"; ProducerGone's stop and reason, a Timeout's
+reason); the exit code is 0 unless this script itself failed.
 """
 
 from __future__ import annotations

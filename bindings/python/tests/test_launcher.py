@@ -5,6 +5,7 @@ SIGKILLed."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -33,10 +34,8 @@ def gone(pid: int, timeout: float) -> bool:
             os.kill(pid, 0)
         except ProcessLookupError:
             return True
-        try:  # a child of this process: reap it
+        with contextlib.suppress(ChildProcessError):  # a child of this process: reap it
             os.waitpid(pid, os.WNOHANG)
-        except ChildProcessError:
-            pass
         time.sleep(0.02)
     return False
 

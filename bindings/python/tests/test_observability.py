@@ -116,9 +116,15 @@ def test_status_and_metrics_follow_a_running_job(
     assert first["rows_per_s"] > 0 and second["rows_per_s"] > 0
 
     for rank in ("0", "1"):
-        for name in ("shmloader_rows_total", "shmloader_rows_read_total", "shmloader_batches_total",
-                     "shmloader_bytes_total", "shmloader_producer_wait_seconds_total",
-                     "shmloader_consumer_wait_seconds_total", "shmloader_ring_occupancy"):  # fmt: skip
+        for name in (
+            "shmloader_rows_total",
+            "shmloader_rows_read_total",
+            "shmloader_batches_total",
+            "shmloader_bytes_total",
+            "shmloader_producer_wait_seconds_total",
+            "shmloader_consumer_wait_seconds_total",
+            "shmloader_ring_occupancy",
+        ):
             assert (name, rank) in m1, f"{name} rank {rank} missing"
         assert m2[("shmloader_rows_read_total", rank)] > m1[("shmloader_rows_read_total", rank)]
     for name in ("shmloader_cache_hits_total", "shmloader_cache_misses_total",
@@ -204,8 +210,9 @@ print("read", flush=True)
 """
 
 
-def test_a_trainer_that_exits_without_detaching_holds_nobody_back(group, gen_dataset: Path, tmp_path: Path,
-                                                                   shm_dir: Path, shmloader_bin: Path) -> None:  # fmt: skip
+def test_a_trainer_that_exits_without_detaching_holds_nobody_back(
+    group, gen_dataset: Path, tmp_path: Path, shm_dir: Path, shmloader_bin: Path
+) -> None:
     """Its ring header still names its pid, but its consumer lock went with the process:
     serve, status and the metrics count it gone, and the other rank reads on."""
     cfg = servekit.write_config(tmp_path / "x.yaml", dataset=str(gen_dataset), batch_size=250,

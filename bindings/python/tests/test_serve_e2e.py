@@ -249,8 +249,12 @@ def test_without_drop_last_every_row_once_and_one_short_batch(group, gen_dataset
     for epoch in range(EPOCHS):
         ids = np.concatenate([res.epoch_rows(epoch) for res in results])
         assert np.array_equal(np.sort(ids), np.arange(GEN_ROWS)), f"epoch {epoch}"
-        sizes = sorted((r, b["step"], b["rows"]) for r, res in enumerate(results)
-                       for b in res.batches if b["epoch"] == epoch and b["rows"] != batch)  # fmt: skip
+        sizes = sorted(
+            (r, b["step"], b["rows"])
+            for r, res in enumerate(results)
+            for b in res.batches
+            if b["epoch"] == epoch and b["rows"] != batch
+        )
         assert sizes == sorted((g % ranks, g // ranks, short) for g in short_batches), sizes
     shorts = [sum(g % ranks == r for g in short_batches) for r in range(ranks)]
     assert serve.results() == {

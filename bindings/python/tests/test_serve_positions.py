@@ -108,8 +108,10 @@ def test_steps_per_epoch_len_and_range(group, gen_dataset: Path, tmp_path: Path,
         )
         plan = int(re.search(r"\bplan (\d+)", version.stdout).group(1))  # type: ignore[union-attr]
         assert a.info.plan_version == a.state_dict()["plan_version"] == plan
-        with pytest.raises(shmloader.InvalidArgument,
-                           match=f"saved with plan version {plan + 1}; this shmloader serves plan version {plan},"):  # fmt: skip
+        with pytest.raises(
+            shmloader.InvalidArgument,
+            match=f"saved with plan version {plan + 1}; this shmloader serves plan version {plan},",
+        ):
             a.load_state_dict(
                 {"epoch": 0, "step": 0, "config_hash": a.info.config_hash, "plan_version": plan + 1}
             )

@@ -27,10 +27,27 @@ def in_namespace(shmloader_bin: Path, tmp: Path, config: Path, size: str, mode: 
     (tmp / "mnt").mkdir()
     (tmp / "logs").mkdir()
     proc = subprocess.run(
-        [*unshare, sys.executable, str(SHMFULL), "--bin", str(shmloader_bin), "--config", str(config),
-         "--dir", str(tmp / "mnt"), "--tmp", str(tmp / "logs"), "--size", size, mode],
-        capture_output=True, text=True, timeout=240, env=servekit.child_env(),
-    )  # fmt: skip
+        [
+            *unshare,
+            sys.executable,
+            str(SHMFULL),
+            "--bin",
+            str(shmloader_bin),
+            "--config",
+            str(config),
+            "--dir",
+            str(tmp / "mnt"),
+            "--tmp",
+            str(tmp / "logs"),
+            "--size",
+            size,
+            mode,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=240,
+        env=servekit.child_env(),
+    )
     assert proc.returncode == 0, (
         f"shmfull.py {mode}: rc {proc.returncode}\n{proc.stdout}\n{proc.stderr}"
     )

@@ -53,8 +53,14 @@ def test_trainer_that_stops_early_ends_serve_after_the_grace(group, gen_dataset,
     """A loop that breaks (max steps) against epochs: 2: serve ends detach_grace after the
     trainer left, exit 0; not for ever."""
     job = new_job("early")
-    serve = group.serve(config(tmp_path, gen_dataset, "early", epochs=2), job, "--detach-grace", "2s",
-                        "--progress", "500ms")  # fmt: skip
+    serve = group.serve(
+        config(tmp_path, gen_dataset, "early", epochs=2),
+        job,
+        "--detach-grace",
+        "2s",
+        "--progress",
+        "500ms",
+    )
     trainer = group.consume(job, 0, "early", "--max-batches", "5")
     res = trainer.result(timeout=30)
     assert res.end == "max" and len(res.batches) == 5, res.meta
@@ -107,8 +113,19 @@ def test_close_done_ends_serve_once_no_trainer_reads(group, gen_dataset, tmp_pat
     job = new_job("done")
     serve = group.serve(config(tmp_path, gen_dataset, "done", epochs=0, ranks=2), job)
     ready = tmp_path / "ready-other"
-    other = group.consume(job, 1, "other", "--keep", "none", "--max-batches", "60", "--slow", "0.02",
-                          "--ready", str(ready))  # fmt: skip
+    other = group.consume(
+        job,
+        1,
+        "other",
+        "--keep",
+        "none",
+        "--max-batches",
+        "60",
+        "--slow",
+        "0.02",
+        "--ready",
+        str(ready),
+    )
     deadline = time.monotonic() + 30
     while not ready.exists() and time.monotonic() < deadline:
         time.sleep(0.02)
@@ -143,8 +160,10 @@ def test_a_rank_that_never_attaches_ends_serve_after_the_start_grace(
         "rank 1 never had a trainer within 3s of the start (start_grace, --start-grace)"
         in serve.stderr
     )
-    assert re.search(r"rank 1 has no trainer yet; serve exits in \d+s unless one attaches \(start_grace\)",
-                     serve.stderr), serve.stderr  # fmt: skip
+    assert re.search(
+        r"rank 1 has no trainer yet; serve exits in \d+s unless one attaches \(start_grace\)",
+        serve.stderr,
+    ), serve.stderr
     assert servekit.segments(shm_dir) == []
     res = trainer.result(timeout=20)
     assert res.end == "gone" and res.meta["stop"] == "unattached", res.meta

@@ -20,6 +20,7 @@ import sys
 import time
 import zipfile
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -181,7 +182,8 @@ def test_wheel_in_fresh_venv(wheel: Path, tmp_path: Path, shm_dir: Path, job: st
         rc = serve.wait(timeout=30)
         assert rc == 0, f"serve exited {rc}:\n{err.read_text()}"
     finally:
-        for p in (*readers, serve):
+        procs: list[subprocess.Popen[Any]] = [*readers, serve]
+        for p in procs:
             if p.poll() is None:
                 p.kill()
                 p.wait(timeout=5)

@@ -18,6 +18,7 @@ import torch
 
 import shmloader
 import shmloader.torch as slt
+from shmloader._cuda import ToDevice
 
 OUTPUTS = {
     "x": {"columns": ["f000..f003"], "transforms": [{"fill_null": 0}]},
@@ -156,11 +157,11 @@ def test_device_slots_go_back_only_after_their_copy() -> None:
     """The release rule of device='cuda', on every GPU-less host too: a slot is handed back
     once its copy's event has completed, in order, never earlier; the oldest is waited
     for only when too many are in flight, and a drain waits for all."""
-    dev = object.__new__(slt.ToDevice)
+    dev = object.__new__(ToDevice)
     dev.pending = __import__("collections").deque()
     dev.limit = 3
     items = [(_Held(), _Event()) for _ in range(4)]
-    dev.pending.extend(items[:3])
+    dev.pending.extend(items[:3])  # type: ignore[arg-type]  # stand-ins for batches and events
     dev.reap(keep=3)
     assert not any(b.released for b, _ in items), "released before the copy finished"
     items[1][1].done = True  # completes out of order: the first still holds the queue
@@ -241,8 +242,9 @@ class _FakeStream:
     pass
 
 
-def test_pinned_slots_go_back_after_the_queued_copies(group, gen_dataset: Path, tmp_path: Path,
-                                                       shm_dir: Path, monkeypatch) -> None:  # fmt: skip
+def test_pinned_slots_go_back_after_the_queued_copies(
+    group, gen_dataset: Path, tmp_path: Path, shm_dir: Path, monkeypatch
+) -> None:
     """pin=True's release rule, on every GPU-less host too (CUDA's event and stream are
     stood in for; the real run needs a GPU): moving on from a batch hands its slot back
     only once an event recorded after the trainer's queued work (its non_blocking copies)
