@@ -8,6 +8,7 @@ PY      := $(VENV)/bin/python
 GO      ?= go
 GOFLAGS_TEST ?= -race -count=1
 PYREQ   := bindings/python/requirements.txt
+LINTREQ := bindings/python/requirements-lint.txt
 DEMOREQ := bindings/python/requirements-demo.txt
 DIST    := $(BUILD)/dist
 WHEEL_SRC := $(BUILD)/wheel/src
@@ -20,7 +21,7 @@ TORCHREQ := bindings/python/requirements-torch.txt
 export SHMLOADER_BIN := $(BUILD)/bin/shmloader
 export SHMLOADER_LIB := $(BUILD)/lib/libshmloader.so
 
-.PHONY: build go-build c-build lint lint-go demo-venv venv wheel torch-venv bench-venv demo test test-go test-c test-python test-fuzz test-torch soak print-fuzz-targets bench bench-report bench-transport bench-torch bench-producer bench-cachesim fuzz clean distclean
+.PHONY: build go-build c-build lint lint-go demo-venv venv lint-venv lint-python wheel torch-venv bench-venv demo test test-go test-c test-python test-fuzz test-torch soak print-fuzz-targets bench bench-report bench-transport bench-torch bench-producer bench-cachesim fuzz clean distclean
 
 build: go-build c-build
 
@@ -43,7 +44,7 @@ c-build:
 STATICCHECK_VERSION := v0.8.2
 STATICCHECK := $(BUILD)/tools/staticcheck-$(STATICCHECK_VERSION)/staticcheck
 
-lint: lint-go
+lint: lint-go lint-python
 
 lint-go: $(STATICCHECK)
 	@unformatted=$$(git ls-files --cached --others --exclude-standard '*.go' | xargs gofmt -l); \
@@ -69,6 +70,18 @@ venv: $(VENV)/.installed
 $(VENV)/.installed: $(VENV)/.demo-installed $(PYREQ)
 	$(PY) -m pip install --quiet --disable-pip-version-check -r $(PYREQ)
 	touch $@
+
+# The Python lint: ruff check, ruff format --check and mypy over the package, setup.py, the
+# tests and the examples (strict on the package; bindings/python/pyproject.toml has the
+# settings). Pinned ruff and mypy go into .venv as a third layer, on top of the test set,
+# whose types mypy reads.
+lint-venv: $(VENV)/.lint-installed
+$(VENV)/.lint-installed: $(VENV)/.installed $(LINTREQ)
+	$(PY) -m pip install --quiet --disable-pip-version-check -r $(LINTREQ)
+	touch $@
+
+lint-python: lint-venv
+	cd bindings/python && $(VENV)/bin/ruff check . && $(VENV)/bin/ruff format --check . && $(VENV)/bin/mypy
 
 # A platform wheel (py3-none-linux_x86_64) in build/dist: the Python package with
 # libshmloader.so and a static shmloader binary (CGO_ENABLED=0) in shmloader/bin, which the

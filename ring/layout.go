@@ -7,7 +7,7 @@ import (
 
 // Protocol constants (PROTOCOL.md).
 const (
-	Version        = 4 // v4: done request, stop reason, stall note; schema table at 2048
+	Version        = 5 // v5: the plan version in the header; v4: done request, stop reason, stall note
 	PageSize       = 4096
 	HeaderFixed    = 2048 // bytes before the schema table
 	SchemaOffset   = HeaderFixed
@@ -105,12 +105,15 @@ type Header struct {
 	Epochs        uint64 // P; epochs the run serves, 0: endless
 	GlobalBatches uint64 // P; global batches per epoch, over every node and rank
 	// The job's end and its waits, in words (PROTOCOL.md "Stop reasons and stall notes").
-	ConsDone  atomic.Uint32 // C; [DONE] nonzero once a consumer said the job is done (shml_done)
-	StopKind  atomic.Uint32 // P; why the producer stopped (Stop*), stored before [STATE] stopped
-	StallSeq  atomic.Uint64 // P; [NOTE] seqlock over StallText: odd while it is rewritten
-	_         [32]byte
-	StallText [StallTextSize]byte // P; why this rank has no batch now, "" if it is not waiting
-	StopText  [StopTextSize]byte  // P; why the producer stopped; written before [STATE] stopped
+	ConsDone atomic.Uint32 // C; [DONE] nonzero once a consumer said the job is done (shml_done)
+	StopKind atomic.Uint32 // P; why the producer stopped (Stop*), stored before [STATE] stopped
+	StallSeq atomic.Uint64 // P; [NOTE] seqlock over StallText: odd while it is rewritten
+	// Identity: the plan whose rules the ring's positions follow (producer/plan.Version; 0:
+	// none, a test producer). A trainer's saved state carries it, and a resume checks it.
+	PlanVersion uint32 // P
+	_           [28]byte
+	StallText   [StallTextSize]byte // P; why this rank has no batch now, "" if it is not waiting
+	StopText    [StopTextSize]byte  // P; why the producer stopped; written before [STATE] stopped
 }
 
 // TensorDesc is one schema table entry. Written by the producer before Version.

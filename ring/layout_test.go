@@ -63,6 +63,7 @@ func goLayout() map[string][2]uintptr {
 		"header cons_done":        f(unsafe.Offsetof(h.ConsDone), unsafe.Sizeof(h.ConsDone)),
 		"header stop_kind":        f(unsafe.Offsetof(h.StopKind), unsafe.Sizeof(h.StopKind)),
 		"header stall_seq":        f(unsafe.Offsetof(h.StallSeq), unsafe.Sizeof(h.StallSeq)),
+		"header plan_version":     f(unsafe.Offsetof(h.PlanVersion), unsafe.Sizeof(h.PlanVersion)),
 		"header stall_text":       f(unsafe.Offsetof(h.StallText), unsafe.Sizeof(h.StallText)),
 		"header stop_text":        f(unsafe.Offsetof(h.StopText), unsafe.Sizeof(h.StopText)),
 		"header SIZE":             f(0, unsafe.Sizeof(h)),

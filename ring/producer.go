@@ -50,6 +50,7 @@ func NewProducer(mem []byte, g *Geometry) (*Producer, error) {
 	h.Rank, h.Ranks = g.Rank, g.Ranks
 	h.Nodes, h.NodeRank, h.ElasticLimit = max(g.Nodes, 1), g.NodeRank, g.ElasticLimit
 	h.StepsPerEpoch, h.Epochs, h.GlobalBatches = g.StepsPerEpoch, g.Epochs, g.GlobalBatches
+	h.PlanVersion = g.PlanVersion
 	h.ProducerPID = uint32(os.Getpid())
 	h.ProducerStart, _ = ProcStart(os.Getpid())
 	h.BatchCapacity = g.BatchCapacity

@@ -28,6 +28,8 @@ type Spec struct {
 	// What the run holds: this rank's steps in an epoch started at global batch 0, the
 	// epochs served (0: endless), and the global batches of an epoch over the whole job.
 	StepsPerEpoch, Epochs, GlobalBatches uint64
+	// The plan whose rules the positions follow (producer/plan.Version; 0: none).
+	PlanVersion uint32
 }
 
 // Layout checks spec and places its tensors: each at a DataAlign boundary after the slot
@@ -51,7 +53,8 @@ func (s Spec) Layout() (*Geometry, error) {
 	g := &Geometry{SlotCount: uint32(s.SlotCount), BatchCapacity: uint32(s.BatchCapacity),
 		Rank: uint32(s.Rank), Ranks: uint32(s.Ranks), ConfigHash: s.ConfigHash, Job: s.Job,
 		Nodes: uint32(max(s.Nodes, 1)), NodeRank: uint32(s.NodeRank), ElasticLimit: s.ElasticLimit,
-		StepsPerEpoch: s.StepsPerEpoch, Epochs: s.Epochs, GlobalBatches: s.GlobalBatches}
+		StepsPerEpoch: s.StepsPerEpoch, Epochs: s.Epochs, GlobalBatches: s.GlobalBatches,
+		PlanVersion: s.PlanVersion}
 	off := uint64(SlotHeaderSize)
 	seen := map[string]bool{}
 	for _, t := range s.Tensors {

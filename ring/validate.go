@@ -33,6 +33,7 @@ type Geometry struct {
 	StepsPerEpoch uint64 // this rank's steps in an epoch that starts at global batch 0
 	Epochs        uint64 // epochs the run serves, 0: endless
 	GlobalBatches uint64 // global batches per epoch, over the whole job
+	PlanVersion   uint32 // the plan whose rules the positions follow (0: none)
 	ProducerPID   uint32
 	ProducerStart uint64
 	ConfigHash    uint64
@@ -124,8 +125,8 @@ func validateGeometry(h *Header, fileSize uint64) (*Geometry, error) {
 		SlotCount: h.SlotCount, BatchCapacity: h.BatchCapacity, Rank: h.Rank, Ranks: h.Ranks,
 		Nodes: h.Nodes, NodeRank: h.NodeRank, ElasticLimit: h.ElasticLimit,
 		StepsPerEpoch: h.StepsPerEpoch, Epochs: h.Epochs, GlobalBatches: h.GlobalBatches,
-		ProducerPID: h.ProducerPID, ProducerStart: h.ProducerStart, ConfigHash: h.ConfigHash,
-		Job: cstring(h.Job[:]),
+		PlanVersion: h.PlanVersion, ProducerPID: h.ProducerPID, ProducerStart: h.ProducerStart,
+		ConfigHash: h.ConfigHash, Job: cstring(h.Job[:]),
 	}, nil
 }
 

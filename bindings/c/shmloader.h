@@ -20,12 +20,14 @@ extern "C" {
 #endif
 
 /* ABI of this header; bumped on any incompatible change. */
-#define SHML_ABI_VERSION 4 /* 4: shml_done, shml_stop_reason, shml_stall_reason, SHML_STOP_*;
+#define SHML_ABI_VERSION 5 /* 5: shml_info.plan_version, shml_state, shml_resume,
+                              shml_seek_check, shml_segment, shml_peek_segment,
+                              shml_protocol_version; 4: shml_done, shml_stop_reason, shml_stall_reason, SHML_STOP_*;
                               3: shml_info steps_per_epoch/epochs/global_batches, shml_stats,
                               SHML_ERANGE; 2: shml_batch.epoch_base, shml_info nodes/node_rank/
                               elastic_limit, shml_seek_base */
 /* Ring protocol version this library speaks (PROTOCOL.md). */
-#define SHML_PROTOCOL_VERSION 4
+#define SHML_PROTOCOL_VERSION 5
 
 /* Error codes. 0 is success; everything else is negative. */
 enum {
@@ -125,7 +127,33 @@ typedef struct {
   uint64_t steps_per_epoch; /* this rank's batches in an epoch started at global batch 0 */
   uint64_t epochs;          /* epochs the run serves; 0: endless */
   uint64_t global_batches;  /* batches of an epoch over every rank of every node */
+  uint32_t plan_version;    /* the producer's plan version (producer/plan): the rules a
+                               position follows; 0 for a producer without a plan */
 } shml_info;
+
+/* A trainer's saved position, as a binding keeps it in a checkpoint (Python's
+ * loader.state_dict()): the next batch is step `step` of `epoch`, in an epoch that started
+ * at global batch `base`, in a job of `world` trainers. */
+typedef struct {
+  uint64_t epoch;
+  uint64_t step;
+  uint64_t base;         /* 0 unless the epoch was resumed under another world size */
+  uint64_t world;        /* trainers of the job that saved it (ranks * nodes); 0: this job's */
+  uint64_t config_hash;  /* shml_info.config_hash when it was saved; 0: not known */
+  uint32_t plan_version; /* shml_info.plan_version when it was saved; 0: not known */
+} shml_state;
+
+/* What a segment's header says, read without attaching (shml_peek_segment). */
+typedef struct {
+  uint32_t version;       /* the segment's ring protocol version; 0 while being written */
+  int32_t producer_alive; /* 1 while a producer holds the segment (its byte-0 lock) */
+  /* From the identity line, where version is SHML_PROTOCOL_VERSION and the header names
+   * the job and rank asked for; else 0. */
+  uint32_t rank;
+  uint32_t ranks;         /* rings of the job on this host */
+  int32_t producer_pid;
+  int32_t sys_errno;      /* errno of a SHML_ESYS */
+} shml_segment;
 
 /* This handle's counters since attach: what the trainer took and how long it waited. */
 typedef struct {
@@ -166,6 +194,33 @@ int shml_seek(shml_consumer *c, uint64_t epoch, uint64_t step);
  * (producer/plan/doc.go). */
 int shml_seek_base(shml_consumer *c, uint64_t epoch, uint64_t step, uint64_t base);
 
+/* SHML_OK when shml_seek_base(c, epoch, step, base) lies within the run; else SHML_ERANGE,
+ * and why says which bound the position crosses and the valid range (NUL-terminated,
+ * truncated to size bytes; why may be NULL). */
+int shml_seek_check(const shml_consumer *c, uint64_t epoch, uint64_t step, uint64_t base,
+                    char *why, size_t size);
+
+/* Where a saved state continues on this handle's rank (the one implementation of the rule
+ * on the trainer side; `shmloader serve --resume` applies the same, producer/plan/doc.go).
+ * Fills *out with the position to pass to shml_seek_base, and with this job's world,
+ * config_hash and plan_version: what a state saved right after the seek holds.
+ * - The saved world consumed the epoch's global batches [base, base + step * world). Under
+ *   this job's W trainers it continues at global batch g = base + step * world: at step
+ *   g / W of an epoch started at 0 when W divides g, else at step 0 of one started at g.
+ *   A g past elastic_limit (the last uneven batches of an epoch, drop_last: false)
+ *   resumes only under the world that saved it: SHML_EINVAL.
+ * - Under the same world the position is kept, except that step steps_per_epoch + 1
+ *   (saved by a rank with one batch more than this one, drop_last: false) is this rank's
+ *   epoch end.
+ * - SHML_EINVAL for a state of another plan version or config hash (a state with neither
+ *   is taken as this producer's; one with a config hash but no plan version came from a
+ *   shmloader before plan version 2), SHML_ERANGE for a position beyond the run
+ *   (shml_seek_check).
+ * why (may be NULL) gets the reason, NUL-terminated and truncated to size bytes; "" on
+ * success. */
+int shml_resume(const shml_consumer *c, const shml_state *saved, shml_state *out, char *why,
+                size_t size);
+
 /* Tell the producer the job is done (training stopped before the end of the stream): it
  * stops as soon as no trainer reads any more, removes its segments and exits 0
  * (shmloader serve); a rank whose trainer still reads is never cut off, and no grace is
@@ -197,6 +252,17 @@ int shml_stats_get(const shml_consumer *c, shml_stats *out);
 uint32_t shml_held(const shml_consumer *c);
 /* errno of the last SHML_ESYS from this handle (0 if none). */
 int shml_errno(const shml_consumer *c);
+/* Reads the header of segment `rank` of `job` in dir (NULL: as shml_attach_dir) without
+ * mapping, locking or changing anything: for messages about a segment a trainer cannot
+ * use (the protocol version a refused segment speaks, the ranks a job serves, the pid of a
+ * producer that left a segment behind). SHML_OK with *out filled; SHML_EINVAL (bad job or
+ * rank), SHML_ESYS (cannot open or read it: sys_errno, ENOENT where there is none),
+ * SHML_EPERM (not a 0600 regular file of this user), SHML_ESIZE (shorter than a header),
+ * SHML_EMAGIC, or SHML_ECORRUPT (a header of this version naming another job or rank); a
+ * failure after the file was opened still fills producer_alive. */
+int shml_peek_segment(const char *dir, const char *job, int rank, shml_segment *out);
+/* SHML_PROTOCOL_VERSION of the library actually loaded. */
+int shml_protocol_version(void);
 /* SHML_ABI_VERSION of the library actually loaded: a binding compares it with the one it
  * was written for before using anything else. */
 int shml_abi_version(void);

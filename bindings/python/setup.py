@@ -12,7 +12,7 @@ from setuptools import Distribution, setup
 try:
     from setuptools.command.bdist_wheel import bdist_wheel
 except ImportError:  # setuptools < 70.1, as in the bench's venv (petastorm needs < 70)
-    from wheel.bdist_wheel import bdist_wheel  # type: ignore[no-redef]
+    from wheel.bdist_wheel import bdist_wheel  # type: ignore[no-redef,unused-ignore]
 
 
 class PlatformDistribution(Distribution):

@@ -17,7 +17,7 @@ const Version = "0.1.0"
 
 // cABIVersion mirrors SHML_ABI_VERSION of bindings/c/shmloader.h, the C library this
 // release ships (TestCABIVersionMatchesHeader); the command itself does not link it.
-const cABIVersion = 4
+const cABIVersion = 5
 
 // versionLine is what `shmloader --version` prints: the release and the version of each
 // format a peer must agree on.

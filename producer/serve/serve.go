@@ -149,7 +149,8 @@ func Run(ctx context.Context, cfg *config.Config, opt Options) ([]Result, error)
 		specs[r] = ring.Spec{Job: cfg.Job, Rank: r, Ranks: cfg.Ranks, SlotCount: cfg.RingDepth,
 			BatchCapacity: s.plan.MaxBatchRows(), Tensors: s.src.tensors, ConfigHash: hash,
 			Nodes: cfg.Node.Count, NodeRank: cfg.Node.Rank, ElasticLimit: s.plan.ElasticLimit(),
-			StepsPerEpoch: s.plan.Steps(r), Epochs: cfg.Epochs, GlobalBatches: s.plan.GlobalBatches()}
+			StepsPerEpoch: s.plan.Steps(r), Epochs: cfg.Epochs, GlobalBatches: s.plan.GlobalBatches(),
+			PlanVersion: plan.Version}
 	}
 	job, prods, err := ring.CreateRings(opt.Dir, specs)
 	if err != nil {

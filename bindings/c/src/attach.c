@@ -121,25 +121,73 @@ static int adopt(shml_consumer *c) {
   return SHML_OK;
 }
 
+/* shml_peek_segment on an open segment: the checks of attach's first steps, read-only. */
+static int peek_fd(int fd, const char *job, int rank, shml_segment *out) {
+  struct stat st;
+  /* The identity line (line 0), written before version and never changed. */
+  struct shml__header h;
+  size_t want = offsetof(struct shml__header, head);
+  int err = 0;
+  if (fstat(fd, &st) != 0) {
+    out->sys_errno = errno;
+    return SHML_ESYS;
+  }
+  if (!S_ISREG(st.st_mode) || st.st_uid != getuid() || (st.st_mode & 07777) != 0600)
+    return SHML_EPERM;
+  int alive = shml__producer_alive(fd, &err);
+  if (alive < 0) {
+    out->sys_errno = err;
+    return alive;
+  }
+  out->producer_alive = alive;
+  memset(&h, 0, sizeof h);
+  ssize_t n = pread(fd, &h, want, 0);
+  if (n < 0) {
+    out->sys_errno = errno;
+    return SHML_ESYS;
+  }
+  if ((size_t)n < want) return SHML_ESIZE;
+  if (memcmp(h.magic, SHML__MAGIC, sizeof h.magic) != 0) {
+    static const char zero[sizeof h.magic];
+    /* Magic and version are written in that order: a zero magic is a header being written. */
+    return memcmp(h.magic, zero, sizeof zero) == 0 ? SHML_OK : SHML_EMAGIC;
+  }
+  /* Offsets 0 and 8 hold magic and version in every protocol version; the rest only in
+   * this one. */
+  out->version = h.version;
+  if (h.version != SHML_PROTOCOL_VERSION) return SHML_OK;
+  if (shml__check_identity(&h, job, rank) != SHML_OK) return SHML_ECORRUPT;
+  out->rank = h.rank;
+  out->ranks = h.ranks;
+  out->producer_pid = h.producer_pid;
+  return SHML_OK;
+}
+
+SHML_API int shml_peek_segment(const char *dir, const char *job, int rank, shml_segment *out) {
+  char path[PATH_MAX];
+  if (out == NULL) return SHML_EINVAL;
+  memset(out, 0, sizeof *out);
+  if (!shml__job_ok(job) || rank < 0) return SHML_EINVAL;
+  int rc = seg_path(path, sizeof path, dir, job, rank);
+  if (rc != SHML_OK) return rc;
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+  if (fd < 0) {
+    if (errno == ELOOP) return SHML_EPERM;
+    out->sys_errno = errno;
+    return SHML_ESYS;
+  }
+  rc = peek_fd(fd, job, rank, out);
+  close(fd);
+  return rc;
+}
+
 /* For a rank whose segment does not exist: 1 if rank 0 of the job has a live producer whose
  * published header says the job has fewer ranks (a launch and a config that disagree,
  * worth saying at once rather than at the timeout), else 0. */
 static int rank_missing(const char *dir, const char *job, int rank) {
-  char path[PATH_MAX];
-  struct shml__header h;
-  struct stat st;
-  int err = 0, missing = 0;
-  if (rank == 0 || seg_path(path, sizeof path, dir, job, 0) != SHML_OK) return 0;
-  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-  if (fd < 0) return 0;
-  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == getuid() &&
-      (st.st_mode & 07777) == 0600 && shml__producer_alive(fd, &err) == 1 &&
-      pread(fd, &h, sizeof h, 0) == (ssize_t)sizeof h &&
-      memcmp(h.magic, SHML__MAGIC, sizeof h.magic) == 0 &&
-      h.version == SHML_PROTOCOL_VERSION && h.ranks >= 1 && (uint32_t)rank >= h.ranks)
-    missing = 1;
-  close(fd);
-  return missing;
+  shml_segment s;
+  return rank != 0 && shml_peek_segment(dir, job, 0, &s) == SHML_OK && s.producer_alive &&
+         s.version == SHML_PROTOCOL_VERSION && s.ranks >= 1 && (uint32_t)rank >= s.ranks;
 }
 
 static void sleep_until(int64_t deadline) {

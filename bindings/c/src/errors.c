@@ -3,6 +3,8 @@
 
 SHML_API int shml_abi_version(void) { return SHML_ABI_VERSION; }
 
+SHML_API int shml_protocol_version(void) { return SHML_PROTOCOL_VERSION; }
+
 SHML_API const char *shml_strerror(int err) {
   switch (err) {
   case SHML_OK: return "success";

@@ -19,6 +19,7 @@ SHML_API int shml_info_get(const shml_consumer *c, shml_info *out) {
   out->steps_per_epoch = c->g.steps_per_epoch;
   out->epochs = c->g.epochs;
   out->global_batches = c->g.global_batches;
+  out->plan_version = c->g.plan_version;
   return SHML_OK;
 }
 

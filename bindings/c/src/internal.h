@@ -39,6 +39,7 @@ struct shml__geom {
   uint64_t global_batches;
   uint32_t nodes;
   uint32_t node_rank;
+  uint32_t plan_version;
   uint32_t header_size;
   uint32_t slot_count;
   uint32_t schema_count;
@@ -72,6 +73,8 @@ struct shml_consumer {
  * Returns SHML_OK (and fills *out), SHML__NOTREADY while version is 0, or the error. */
 int shml__validate(const void *base, size_t len, const char *job, int rank,
                    struct shml__geom *out);
+/* Step 4 (identity): SHML_OK if the header names job and rank, else SHML_ECORRUPT. */
+int shml__check_identity(const struct shml__header *h, const char *job, int rank);
 /* Job name rule of PROTOCOL.md "Files": 1 if valid. */
 int shml__job_ok(const char *job);
 
@@ -89,6 +92,9 @@ int shml__producer_alive(int fd, int *err);
 /* Block until head moves past cursor, the state leaves running, the deadline passes
  * (SHML_ETIMEOUT) or the producer dies (SHML_EGONE). SHML_OK means "look again". */
 int shml__wait_head(shml_consumer *c, int64_t deadline);
+
+/* resume.c: SHML_OK, or SHML_ERANGE for a position beyond the run (shml_seek_check). */
+int shml__check_position(const shml_consumer *c, uint64_t epoch, uint64_t step, uint64_t base);
 
 /* next.c: advance tail over the leading run of released slots and wake the producer. */
 void shml__advance_tail(shml_consumer *c);

@@ -1,5 +1,5 @@
 /*
- * layout.h - the shared-memory structures of ring/PROTOCOL.md, version 4.
+ * layout.h - the shared-memory structures of ring/PROTOCOL.md, version 5.
  *
  * Every field is naturally aligned, so the structs need no packing attribute; the
  * asserts below pin every offset and size to the protocol (and tests/test_layout.c pins
@@ -40,7 +40,7 @@
 struct shml__header {
   /* line 0: identity, written before version and never changed after */
   char magic[8];              /* P "SHMLRING" */
-  uint32_t version;           /* P atomic [HDR]: 4 stored last with release */
+  uint32_t version;           /* P atomic [HDR]: 5 stored last with release */
   uint32_t header_size;       /* P offset of slot 0 */
   uint64_t total_size;        /* P file size */
   uint64_t slot_size;         /* P bytes per slot */
@@ -90,7 +90,8 @@ struct shml__header {
   uint32_t cons_done;         /* C atomic [DONE]: nonzero once a consumer said the job is done */
   uint32_t stop_kind;         /* P atomic: why the producer stopped, stored before [STATE] 3 */
   uint64_t stall_seq;         /* P atomic [NOTE] seqlock over stall_text: odd while rewritten */
-  uint8_t reserved[32];
+  uint32_t plan_version;      /* P identity: the plan whose rules the positions follow; 0 none */
+  uint8_t reserved[28];
   /* lines 4-15: words for people */
   char stall_text[SHML__STALL_TEXT]; /* P why this rank has no batch now; NUL-padded */
   char stop_text[SHML__STOP_TEXT];   /* P why the producer stopped; before [STATE] 3 */
@@ -167,7 +168,8 @@ SHML__AT(shml__header, global_batches, 456);
 SHML__AT(shml__header, cons_done, 464);
 SHML__AT(shml__header, stop_kind, 468);
 SHML__AT(shml__header, stall_seq, 472);
-SHML__AT(shml__header, reserved, 480);
+SHML__AT(shml__header, plan_version, 480);
+SHML__AT(shml__header, reserved, 484);
 SHML__AT(shml__header, stall_text, 512);
 SHML__AT(shml__header, stop_text, 1024);
 _Static_assert(sizeof(struct shml__header) == SHML__HEADER_BYTES, "header size");

@@ -170,11 +170,8 @@ SHML_API int shml_seek(shml_consumer *c, uint64_t epoch, uint64_t step) {
 
 SHML_API int shml_seek_base(shml_consumer *c, uint64_t epoch, uint64_t step, uint64_t base) {
   if (c == NULL) return SHML_EINVAL;
-  /* Beyond the run. An epoch resumed at a later base has no more steps than one
-   * started at 0, so steps_per_epoch bounds every step. */
-  if (base > c->g.elastic_limit || (c->g.epochs != 0 && epoch >= c->g.epochs) ||
-      step > c->g.steps_per_epoch)
-    return SHML_ERANGE;
+  int rc = shml__check_position(c, epoch, step, base); /* beyond the run: nothing written */
+  if (rc != SHML_OK) return rc;
   struct shml__header *h = c->hdr;
   /* A held slot would pin tail; on a full ring of slots published before the request
    * the producer could then never publish the answer. */

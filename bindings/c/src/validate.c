@@ -59,7 +59,7 @@ static int check_geometry(const struct shml__header *h, size_t len) {
 }
 
 /* Step 4. */
-static int check_identity(const struct shml__header *h, const char *job, int rank) {
+int shml__check_identity(const struct shml__header *h, const char *job, int rank) {
   char want[SHML__JOB_BYTES];
   memset(want, 0, sizeof want);
   size_t n = strnlen(job, SHML__JOB_BYTES);
@@ -142,6 +142,7 @@ int shml__validate(const void *base, size_t len, const char *job, int rank,
   h.steps_per_epoch = sh->steps_per_epoch;
   h.epochs = sh->epochs;
   h.global_batches = sh->global_batches;
+  h.plan_version = sh->plan_version;
   if (memcmp(h.magic, SHML__MAGIC, sizeof h.magic) != 0) {
     /* A header still being written may not have its magic yet. */
     if (version == 0 && all_zero(h.magic, sizeof h.magic)) return SHML__NOTREADY;
@@ -152,7 +153,7 @@ int shml__validate(const void *base, size_t len, const char *job, int rank,
 
   int rc = check_geometry(&h, len);
   if (rc != SHML_OK) return rc;
-  rc = check_identity(&h, job, rank);
+  rc = shml__check_identity(&h, job, rank);
   if (rc != SHML_OK) return rc;
 
   memset(out, 0, sizeof *out);
@@ -171,6 +172,7 @@ int shml__validate(const void *base, size_t len, const char *job, int rank,
   out->steps_per_epoch = h.steps_per_epoch;
   out->epochs = h.epochs;
   out->global_batches = h.global_batches;
+  out->plan_version = h.plan_version;
   out->batch_capacity = h.batch_capacity;
   out->producer_pid = h.producer_pid;
 

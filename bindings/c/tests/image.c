@@ -50,6 +50,7 @@ void img_write(void *base, const struct img_spec *s, const struct img_plan *p) {
   h->elastic_limit = s->steps_per_epoch ? h->global_batches : UINT64_MAX;
   h->steps_per_epoch = s->steps_per_epoch ? s->steps_per_epoch : UINT64_MAX;
   h->epochs = s->epochs;
+  h->plan_version = IMG_PLAN_VERSION;
   h->producer_pid = (int32_t)getpid();
   h->producer_start = 12345;
   h->batch_capacity = s->batch_capacity;

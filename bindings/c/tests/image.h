@@ -7,6 +7,9 @@
 #include "../src/layout.h"
 
 #define IMG_MAX_TENSORS 16
+/* The plan version the images name: none that serve has, so that a test telling it
+ * proves it was read from the header. */
+#define IMG_PLAN_VERSION 7u
 
 struct img_tensor {
   const char *name;

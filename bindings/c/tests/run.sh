@@ -1,7 +1,8 @@
 #!/bin/sh
 # Runs each C test and the tool checks; counts "ok"/"not ok" lines. A test that exits
 # nonzero without a failed check (a sanitizer report, a crash) counts as one failure.
-# Usage: BUILD=<abs build dir> GOLDEN=<layout.golden> sh tests/run.sh TEST...
+# Usage: BUILD=<abs build dir> GOLDEN=<layout.golden> RESUME_TABLE=<resume.golden> \
+#        sh tests/run.sh TEST...
 pass=0
 fail=0
 log=$(mktemp)
@@ -23,6 +24,8 @@ run() {
 for t in "$@"; do
   if [ "$t" = test_layout ]; then
     run "$t" "$BUILD/c-tests/$t" "$GOLDEN"
+  elif [ "$t" = test_resume ]; then
+    run "$t" "$BUILD/c-tests/$t" "$RESUME_TABLE"
   else
     run "$t" "$BUILD/c-tests/$t"
   fi

@@ -51,6 +51,7 @@ int main(int argc, char **argv) {
       F("header", shml__header, steps_per_epoch), F("header", shml__header, epochs),
       F("header", shml__header, global_batches), F("header", shml__header, cons_done),
       F("header", shml__header, stop_kind), F("header", shml__header, stall_seq),
+      F("header", shml__header, plan_version),
       F("header", shml__header, stall_text), F("header", shml__header, stop_text),
       SZ("header", shml__header),
       F("tensor", shml__tensor_entry, name), F("tensor", shml__tensor_entry, dtype),

@@ -62,7 +62,8 @@ static struct shml__tensor_entry *E(uint8_t *b, int i) {
 static void bad_magic(uint8_t *b) { b[3] = 'X'; }
 static void version2(uint8_t *b) { H(b)->version = 2; }
 static void version3(uint8_t *b) { H(b)->version = 3; }
-static void version5(uint8_t *b) { H(b)->version = 5; }
+static void version4(uint8_t *b) { H(b)->version = 4; }
+static void version6(uint8_t *b) { H(b)->version = 6; }
 static void nodes0(uint8_t *b) { H(b)->nodes = 0; }
 static void node_rank1(uint8_t *b) { H(b)->node_rank = 1; }
 static void version0(uint8_t *b) { H(b)->version = 0; }
@@ -111,7 +112,8 @@ static void targeted(struct check *t, const struct img *im) {
       {"bad magic", bad_magic, SHML_EMAGIC},
       {"version 2 (before steps per epoch and counters)", version2, SHML_EVERSION},
       {"version 3 (before stop reasons and stall notes)", version3, SHML_EVERSION},
-      {"version 5", version5, SHML_EVERSION},
+      {"version 4 (before the plan version)", version4, SHML_EVERSION},
+      {"version 6", version6, SHML_EVERSION},
       {"nodes 0", nodes0, SHML_ESIZE},
       {"node_rank not below nodes", node_rank1, SHML_ESIZE},
       {"version 0 (being written)", version0, SHML__NOTREADY},
@@ -285,6 +287,14 @@ static int attach_rc(struct dir *d, const char *job, int rank, int timeout_ms) {
   return rc;
 }
 
+/* shml_peek_segment's code, with its fields checked for the ones it must leave 0. */
+static int peek(struct dir *d, const char *job, int rank, shml_segment *s) {
+  int rc = shml_peek_segment(d->path, job, rank, s);
+  int identity = s->rank != 0 || s->ranks != 0 || s->producer_pid != 0;
+  if (identity && (rc != SHML_OK || s->version != SHML_PROTOCOL_VERSION)) return 99;
+  return rc;
+}
+
 static void files(struct check *t, const struct img *im) {
   struct dir d = {.lock_fd = -1};
   shml_consumer *c = NULL;
@@ -301,19 +311,28 @@ static void files(struct check *t, const struct img *im) {
     shml_info_get(c, &info);
     CHECK(t, info.size == im->len && info.slot_count == 4 && info.ntensors == 3 &&
                  info.batch_capacity == 8 && info.rank == RANK && info.ranks == 2 &&
-                 info.slot_size == im->plan.slot_size && info.config_hash == 0x0123456789abcdefULL,
-          "shml_info matches the image");
+                 info.slot_size == im->plan.slot_size && info.config_hash == 0x0123456789abcdefULL &&
+                 info.plan_version == IMG_PLAN_VERSION,
+          "shml_info matches the image (the plan version from the header)");
     shml_detach(c);
   }
+  shml_segment s;
+  CHECK(t, peek(&d, JOB, RANK, &s) == SHML_OK && s.version == SHML_PROTOCOL_VERSION &&
+               s.producer_alive == 1 && s.rank == RANK && s.ranks == 2 &&
+               s.producer_pid == getpid(),
+        "peek: version, a live producer, rank, ranks and pid");
   setenv("SHMLOADER_SHM_DIR", d.path, 1);
+  CHECK(t, shml_peek_segment(NULL, JOB, RANK, &s) == SHML_OK && s.ranks == 2,
+        "peek finds $SHMLOADER_SHM_DIR");
   rc = shml_attach(JOB, RANK, 1000, &c);
-  CHECK_RC(t, rc, SHML_OK, "shml_attach finds $SHMLOADER_SHM_DIR");
+  CHECK_RC(t, rc, SHML_OK, "shml_attach finds $SHMLOADER_SHM_DIR (and two peeks left no lock)");
   shml_detach(c);
   unsetenv("SHMLOADER_SHM_DIR");
 
   write_seg(&d, im, NULL, 0644);
   lock_seg(&d);
   CHECK_RC(t, attach_rc(&d, JOB, RANK, 100), SHML_EPERM, "mode 0644");
+  CHECK_RC(t, peek(&d, JOB, RANK, &s), SHML_EPERM, "peek: mode 0644");
   write_seg(&d, im, NULL, 0400);
   lock_seg(&d);
   CHECK_RC(t, attach_rc(&d, JOB, RANK, 100), SHML_EPERM, "mode 0400");
@@ -329,18 +348,24 @@ static void files(struct check *t, const struct img *im) {
   CHECK_RC(t, attach_rc(&d, JOB, RANK, 100), SHML_ESIZE, "truncated file");
   CHECK(t, ftruncate(d.lock_fd, 100) == 0, "truncate to 100 bytes");
   CHECK_RC(t, attach_rc(&d, JOB, RANK, 100), SHML_ESIZE, "file shorter than 512 bytes");
+  CHECK(t, peek(&d, JOB, RANK, &s) == SHML_ESIZE && s.producer_alive == 1,
+        "peek: file shorter than the identity line, producer_alive still told");
   write_seg(&d, im, total_off, 0600);
   lock_seg(&d);
   CHECK_RC(t, attach_rc(&d, JOB, RANK, 100), SHML_ESIZE, "total_size != file size");
   write_seg(&d, im, bad_magic, 0600);
   lock_seg(&d);
   CHECK_RC(t, attach_rc(&d, JOB, RANK, 100), SHML_EMAGIC, "bad magic file");
+  CHECK_RC(t, peek(&d, JOB, RANK, &s), SHML_EMAGIC, "peek: bad magic");
   write_seg(&d, im, version2, 0600);
   lock_seg(&d);
   CHECK_RC(t, attach_rc(&d, JOB, RANK, 100), SHML_EVERSION, "version 2 file (an older producer)");
+  CHECK(t, peek(&d, JOB, RANK, &s) == SHML_OK && s.version == 2 && s.ranks == 0,
+        "peek: version 2, and nothing read from the rest of its header");
   write_seg(&d, im, wrong_job, 0600);
   lock_seg(&d);
   CHECK_RC(t, attach_rc(&d, JOB, RANK, 100), SHML_ECORRUPT, "file of another job");
+  CHECK_RC(t, peek(&d, JOB, RANK, &s), SHML_ECORRUPT, "peek: file of another job");
   write_seg(&d, im, dtype99, 0600);
   lock_seg(&d);
   CHECK_RC(t, attach_rc(&d, JOB, RANK, 100), SHML_ESCHEMA, "file with dtype 99");
@@ -355,15 +380,21 @@ static void files(struct check *t, const struct img *im) {
   lock_seg(&d);
   CHECK(t, rename(d.seg, seg0) == 0, "rename to rank 0");
   CHECK_RC(t, attach_rc(&d, JOB, 0, 100), SHML_ECORRUPT, "file of another rank");
+  CHECK_RC(t, peek(&d, JOB, 0, &s), SHML_ECORRUPT, "peek: file of another rank");
   unlink(seg0);
 
   write_seg(&d, im, version0, 0600);
   lock_seg(&d);
   int64_t t0 = shml__now_ns();
+  CHECK(t, peek(&d, JOB, RANK, &s) == SHML_OK && s.version == 0 && s.producer_alive == 1,
+        "peek: a header being written (version 0)");
   CHECK_RC(t, attach_rc(&d, JOB, RANK, 150), SHML_ETIMEOUT, "live producer, version 0");
   CHECK(t, shml__now_ns() - t0 >= 150000000LL, "... after the timeout");
 
   write_seg(&d, im, NULL, 0600); /* not locked: its producer is dead */
+  CHECK(t, peek(&d, JOB, RANK, &s) == SHML_OK && s.producer_alive == 0 &&
+               s.producer_pid == getpid(),
+        "peek: a dead producer's segment names its pid");
   t0 = shml__now_ns();
   CHECK_RC(t, attach_rc(&d, JOB, RANK, 150), SHML_EGONE, "stale segment (producer lock free)");
   int64_t el = shml__now_ns() - t0;
@@ -373,12 +404,19 @@ static void files(struct check *t, const struct img *im) {
   unlink(d.seg);
   CHECK(t, symlink(seg0, d.seg) == 0, "symlink");
   CHECK_RC(t, attach_rc(&d, JOB, RANK, 100), SHML_EPERM, "segment is a symlink");
+  CHECK_RC(t, peek(&d, JOB, RANK, &s), SHML_EPERM, "peek: a symlink");
   unlink(d.seg);
   CHECK(t, mkdir(d.seg, 0700) == 0, "mkdir");
   CHECK_RC(t, attach_rc(&d, JOB, RANK, 100), SHML_EPERM, "segment is a directory");
+  CHECK_RC(t, peek(&d, JOB, RANK, &s), SHML_EPERM, "peek: a directory");
   rmdir(d.seg);
   CHECK_RC(t, attach_rc(&d, JOB, RANK, 100), SHML_ETIMEOUT, "no segment at all");
   CHECK_RC(t, attach_rc(&d, JOB, RANK, 0), SHML_ETIMEOUT, "no segment, timeout 0");
+  CHECK(t, peek(&d, JOB, RANK, &s) == SHML_ESYS && s.sys_errno == ENOENT,
+        "peek: no segment is SHML_ESYS with ENOENT");
+  CHECK_RC(t, peek(&d, "a b", RANK, &s), SHML_EINVAL, "peek: invalid job name");
+  CHECK_RC(t, peek(&d, JOB, -1, &s), SHML_EINVAL, "peek: negative rank");
+  CHECK_RC(t, shml_peek_segment(d.path, JOB, RANK, NULL), SHML_EINVAL, "peek: NULL out");
 
   const char *bad_jobs[] = {"", ".job", "-job", "a b", "a/b", "j\xc3\xa9",
                             "a1234567890123456789012345678901234567890"};

@@ -67,7 +67,7 @@ def main() -> int:
     args = ap.parse_args()
 
     loader = shmloader.attach(job=args.job, rank=args.rank, timeout=args.timeout, dir=args.dir)
-    model = None
+    model: NumpyModel | TorchModel | None = None
     rows = nbytes = batches = 0
     waited = 0.0
     loss = float("nan")
@@ -105,8 +105,11 @@ def main() -> int:
                 secs = time.perf_counter() - (epoch_start or time.perf_counter())
                 n, nb = rows - epoch_rows, batches - epoch_batches
                 epochs.append({"batches": nb, "rows": n, "seconds": round(secs, 3)})
-                print(f"rank {args.rank}: epoch {epoch} done, {nb} batches, {n:,} rows, "
-                      f"{n / secs if secs > 0 else 0:,.0f} rows/s, loss {loss:.4f}", flush=True)  # fmt: skip
+                print(
+                    f"rank {args.rank}: epoch {epoch} done, {nb} batches, {n:,} rows, "
+                    f"{n / secs if secs > 0 else 0:,.0f} rows/s, loss {loss:.4f}",
+                    flush=True,
+                )
                 epoch += 1
     elapsed = time.perf_counter() - start - (first_batch or 0.0)
     summary = {

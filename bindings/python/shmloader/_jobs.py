@@ -5,7 +5,8 @@ A job is live while its lock file ``shmloader-<uid>-<job>.lock`` carries the pro
 open-file-description write lock (ring/PROTOCOL.md, "Files" and "Liveness and
 ownership"); the kernel drops that lock when the producer dies, kill -9 included, so a
 file left behind is never mistaken for a live job. This module only asks the kernel
-(``F_OFD_GETLK``): it never takes, waits for or breaks a lock, and writes nothing.
+(``F_OFD_GETLK``) and, for what a segment's header says, the C library
+(``shml_peek_segment``): it never takes, waits for or breaks a lock, and writes nothing.
 """
 
 from __future__ import annotations
@@ -138,7 +139,7 @@ def dead_job(dir: str | os.PathLike[str], job: str) -> DeadJob | None:
         except OSError:
             continue  # gone meanwhile
         if m:
-            alive, pid = _segment(path, job, int(m.group(1)))
+            alive, pid = _segment(where, job, int(m.group(1)))
             if alive:
                 return None  # a producer whose lock file was removed
             if pid is not None:
@@ -213,35 +214,16 @@ def _probe(path: str) -> tuple[bool, int | None]:
         os.close(fd)
 
 
-_MAGIC = b"SHMLRING"
-# ring/PROTOCOL.md "Segment layout": magic, version, rank, producer_pid and job at the
-# offsets read below, which versions 3 and 4 share; another version is not read.
-_VERSION = _lib.PROTOCOL_VERSION
-
-
-def _segment(path: str, job: str, rank: int) -> tuple[bool, int | None]:
+def _segment(where: str, job: str, rank: int) -> tuple[bool, int | None]:
     """(whether a producer holds the segment's producer byte, the producer pid its header
-    names): the header only if its magic, version, rank and job are the ones expected."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
-    except OSError:
-        return False, None
-    try:
-        if _write_locked(fd, start=0, length=1):
-            return True, None
-        try:
-            head = os.pread(fd, 128, 0)
-        except OSError:
-            return False, None
-    finally:
-        os.close(fd)
-    if len(head) < 128 or head[:8] != _MAGIC:
-        return False, None
-    version, rank_, pid = (int.from_bytes(head[o : o + 4], "little") for o in (8, 44, 52))
-    name = head[80:128].split(b"\0", 1)[0]
-    if version != _VERSION or rank_ != rank or name != job.encode() or pid == 0:
-        return False, None
-    return False, pid
+    names): the pid only from a header of this protocol version that names this job and
+    rank (shml_peek_segment)."""
+    if rank >= 2**31:
+        return False, None  # no producer makes so many ranks; a C int cannot name it
+    rc, segment = _lib.peek_segment(where, job, rank)
+    if segment.producer_alive:
+        return True, None
+    return False, (segment.producer_pid or None) if rc == _lib.OK else None
 
 
 def _write_locked(fd: int, start: int = 0, length: int = 0) -> bool:

@@ -20,9 +20,10 @@ from .errors import LibraryNotFound
 
 LIB_NAME = "libshmloader.so"
 
-# Mirrors of the #defines and enums in shmloader.h.
-ABI_VERSION = 4
-PROTOCOL_VERSION = 4
+# Mirrors of the #defines and enums in shmloader.h. The ring protocol version and
+# everything about a producer's plan are the library's to tell (shml_protocol_version,
+# shml_info.plan_version), not copied here.
+ABI_VERSION = 5
 MAX_DIMS = 5
 
 OK = 0
@@ -124,6 +125,33 @@ class InfoDesc(ctypes.Structure):
         ("steps_per_epoch", ctypes.c_uint64),
         ("epochs", ctypes.c_uint64),
         ("global_batches", ctypes.c_uint64),
+        ("plan_version", ctypes.c_uint32),
+    ]
+
+
+class StateDesc(ctypes.Structure):
+    """shml_state: a saved position, for shml_resume."""
+
+    _fields_ = [
+        ("epoch", ctypes.c_uint64),
+        ("step", ctypes.c_uint64),
+        ("base", ctypes.c_uint64),
+        ("world", ctypes.c_uint64),
+        ("config_hash", ctypes.c_uint64),
+        ("plan_version", ctypes.c_uint32),
+    ]
+
+
+class SegmentDesc(ctypes.Structure):
+    """shml_segment: what a segment's header says (shml_peek_segment)."""
+
+    _fields_ = [
+        ("version", ctypes.c_uint32),
+        ("producer_alive", ctypes.c_int32),
+        ("rank", ctypes.c_uint32),
+        ("ranks", ctypes.c_uint32),
+        ("producer_pid", ctypes.c_int32),
+        ("sys_errno", ctypes.c_int32),
     ]
 
 
@@ -141,6 +169,7 @@ _c_consumer_p = ctypes.c_void_p
 
 _SIGNATURES: dict[str, tuple[object, list[object]]] = {
     "shml_abi_version": (ctypes.c_int, []),
+    "shml_protocol_version": (ctypes.c_int, []),
     "shml_attach": (
         ctypes.c_int,
         [ctypes.c_char_p, ctypes.c_int, ctypes.c_int, ctypes.POINTER(_c_consumer_p)],
@@ -161,6 +190,31 @@ _SIGNATURES: dict[str, tuple[object, list[object]]] = {
     "shml_seek_base": (
         ctypes.c_int,
         [_c_consumer_p, ctypes.c_uint64, ctypes.c_uint64, ctypes.c_uint64],
+    ),
+    "shml_seek_check": (
+        ctypes.c_int,
+        [
+            _c_consumer_p,
+            ctypes.c_uint64,
+            ctypes.c_uint64,
+            ctypes.c_uint64,
+            ctypes.c_char_p,
+            ctypes.c_size_t,
+        ],
+    ),
+    "shml_resume": (
+        ctypes.c_int,
+        [
+            _c_consumer_p,
+            ctypes.POINTER(StateDesc),
+            ctypes.POINTER(StateDesc),
+            ctypes.c_char_p,
+            ctypes.c_size_t,
+        ],
+    ),
+    "shml_peek_segment": (
+        ctypes.c_int,
+        [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int, ctypes.POINTER(SegmentDesc)],
     ),
     "shml_detach": (ctypes.c_int, [_c_consumer_p]),
     "shml_done": (ctypes.c_int, [_c_consumer_p]),
@@ -230,3 +284,16 @@ def strerror(code: int) -> str:
     except LibraryNotFound:
         return f"error {code}"
     return text.decode("utf-8", "replace") if text else f"error {code}"
+
+
+# Room for a reason the library writes (shml_resume, shml_seek_check): more than any needs.
+WHY_BYTES = 1024
+
+
+def peek_segment(dir: str | None, job: str, rank: int) -> tuple[int, SegmentDesc]:
+    """shml_peek_segment: (code, what the header of ``rank``'s segment says), read without
+    attaching; ``dir`` None: where attach looks."""
+    out = SegmentDesc()
+    c_dir = os.fsencode(dir) if dir is not None else None
+    rc = lib().shml_peek_segment(c_dir, job.encode("utf-8"), rank, ctypes.byref(out))
+    return int(rc), out

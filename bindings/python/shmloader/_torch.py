@@ -1,10 +1,11 @@
-"""torch views of a batch, for code that uses PyTorch (an optional dependency)."""
+"""torch views of a batch, for code that uses PyTorch (an optional dependency): the one
+place they are made (``shmloader.torch_views`` and every ``shmloader.torch`` batch)."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .loader import Batch
+from ._batch import Batch
 
 if TYPE_CHECKING:
     import torch
@@ -24,10 +25,14 @@ def torch_views(batch: Batch) -> dict[str, torch.Tensor]:
         raise ImportError(
             "shmloader.torch_views needs PyTorch: pip install 'shmloader[torch]'"
         ) from exc
+    dtypes = batch.dtypes
     views: dict[str, torch.Tensor] = {}
     for name, array in batch.items():
+        # Each tensor's storage keeps its array, and so the batch's lease, alive, exactly
+        # as the arrays do: a tensor (or a view of it) that outlives the rest keeps the
+        # slot held.
         tensor = torch.from_numpy(array)
-        if batch.dtypes[name] == "bfloat16":
+        if dtypes[name] == "bfloat16":
             tensor = tensor.view(torch.bfloat16)
         views[name] = tensor
     return views

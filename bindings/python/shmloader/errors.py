@@ -26,6 +26,7 @@ OutOfRange                  SHML_ERANGE (an InvalidArgument): a seek beyond the 
 EndOfEpoch, EndOfStream     SHML_EEPOCH, SHML_EEOS: internal; the loader turns them into
                             the end of an iteration or a ``None`` from ``next()``
 LoaderClosed                (none) a closed loader was used
+CudaUnavailable             (none) shmloader.torch was asked for CUDA that torch lacks
 LibraryNotFound             (none) libshmloader.so could not be loaded
 BinaryNotFound              (none) no ``shmloader`` producer binary was found
 """
@@ -172,6 +173,11 @@ class OutOfMemory(ShmloaderError, MemoryError):
 
 class SystemCallError(ShmloaderError, OSError):
     """A system call failed inside the C library; ``errno`` says which error."""
+
+
+class CudaUnavailable(ShmloaderError, RuntimeError):
+    """``pin=True`` or a CUDA ``device`` was asked for (``shmloader.torch``), but this
+    torch has no usable CUDA."""
 
 
 class LoaderClosed(ShmloaderError, ValueError):

@@ -45,10 +45,8 @@ copy (``jax.dlpack.from_dlpack(tensor)``); so do the numpy arrays of a plain
 
 from __future__ import annotations
 
-import contextlib
 import os
 import weakref
-from collections import deque
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
@@ -60,60 +58,15 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
         "shmloader.torch needs PyTorch: pip install torch (or 'shmloader[torch]')"
     ) from exc
 
-from .errors import InvalidArgument, LoaderClosed, ShmloaderError
-from .loader import Batch, EpochIterator, Loader, LoaderStats, RingInfo, default_rank
-from .loader import attach as _attach_numpy
+from ._attach import default_rank, open_stream
+from ._batch import Batch
+from ._cuda import AfterCuda, ToDevice, cuda_check, device_of, pin_ring
+from ._stream import Stream
+from ._torch import torch_views
+from .errors import CudaUnavailable, InvalidArgument
+from .loader import Loader, LoaderBase
 
 __all__ = ["CudaUnavailable", "Dataset", "TorchBatch", "TorchLoader", "attach"]
-
-# cudaHostRegisterPortable: the pinning counts for every CUDA context of the process.
-_HOST_REGISTER_PORTABLE = 1
-
-
-class CudaUnavailable(ShmloaderError, RuntimeError):
-    """``pin=True`` or a CUDA ``device`` was asked for, but this torch has no usable CUDA."""
-
-
-def _cuda_check(what: str) -> None:
-    if not torch.cuda.is_available():
-        built = torch.version.cuda
-        why = (
-            "this torch was built without CUDA"
-            if built is None
-            else f"torch (CUDA {built}) sees no GPU (driver, CUDA_VISIBLE_DEVICES)"
-        )
-        raise CudaUnavailable(
-            f"{what} needs CUDA, and {why}; use device=None and pin=False on a CPU-only host"
-        )
-
-
-def _cuda_rc(result: object) -> int:
-    """A cudaError_t from torch's cudart bindings as an int (0: success)."""
-    value: Any = getattr(result, "value", result)
-    return int(value)
-
-
-def _pin(loader: Loader) -> None:
-    """Register the loader's whole mapping with CUDA once; unregister before unmap."""
-    _cuda_check("pin=True")
-    info = loader.info
-    ring = loader._ring
-    assert ring is not None
-    cudart = torch.cuda.cudart()
-    rc = _cuda_rc(cudart.cudaHostRegister(info.base, info.size, _HOST_REGISTER_PORTABLE))
-    if rc != 0:
-        raise ShmloaderError(
-            f"pin: cudaHostRegister of the ring ({info.size} bytes at {info.base:#x}) failed "
-            f"with CUDA error {rc}; is the memlock limit (ulimit -l) high enough?",
-            job=loader.job,
-            rank=loader.rank,
-        )
-    base = info.base
-
-    def unregister() -> None:
-        _cuda_rc(cudart.cudaHostUnregister(base))
-
-    ring.before_detach.append(unregister)
 
 
 class TorchBatch(dict[str, "torch.Tensor"]):
@@ -160,112 +113,33 @@ class TorchBatch(dict[str, "torch.Tensor"]):
         return f"<shmloader.torch.TorchBatch epoch={self.epoch} step={self.step} {tensors}>"
 
 
-def _views(batch: Batch) -> dict[str, torch.Tensor]:
-    """torch tensors sharing the batch's numpy arrays: each tensor's storage keeps its
-    array, and so the batch's lease, alive, exactly as the arrays do (a tensor, or a view
-    of it, that outlives everything else keeps the slot held)."""
-    dtypes = batch._dtypes
-    out = {}
-    for name, array in batch._arrays.items():
-        tensor = torch.from_numpy(array)
-        if dtypes[name] == "bfloat16":
-            tensor = tensor.view(torch.bfloat16)
-        out[name] = tensor
-    return out
+class TorchLoader(LoaderBase[TorchBatch]):
+    """A loader that yields :class:`TorchBatch` dicts of torch tensors. Create it with
+    :func:`shmloader.torch.attach`.
 
-
-class _AfterCuda:
-    """Hands slots back once the CUDA work that reads them has completed: a batch goes
-    into ``pending`` with an event recorded after that work, and is released once the
-    event has completed (``reap``), in order, never earlier."""
-
-    def __init__(self, limit: int) -> None:
-        self.pending: deque[tuple[Batch, Any]] = deque()
-        self.limit = limit  # most batches in flight: the producer keeps slots to fill
-
-    def after(self, batch: Batch, stream: Any) -> None:
-        """Release batch once what is queued on stream now has completed."""
-        event = torch.cuda.Event()
-        event.record(stream)
-        self.pending.append((batch, event))
-
-    def reap(self, keep: int) -> None:
-        """Release every batch whose event has completed; then wait for the oldest until
-        at most ``keep`` are in flight."""
-        while self.pending and self.pending[0][1].query():
-            self.pending.popleft()[0].release()
-        while len(self.pending) > keep:
-            batch, event = self.pending.popleft()
-            event.synchronize()
-            batch.release()
-
-    def drain(self) -> None:
-        self.reap(0)
-
-    def wait_all(self) -> None:
-        """Wait for every pending event (before the ring is unmapped), releasing nothing."""
-        for _, event in list(self.pending):
-            event.synchronize()
-
-    def __del__(self) -> None:
-        # Dropped with copies in flight (a loader never closed): they finish before the
-        # pending batches go, and with them the last references to the ring, whose
-        # unmapping would follow.
-        with contextlib.suppress(Exception):  # at interpreter shutdown CUDA may be gone
-            self.wait_all()
-
-
-class _ToDevice(_AfterCuda):
-    """Copies batches to one CUDA device on a side stream; each slot goes back once its
-    copy's event has completed."""
-
-    def __init__(self, device: torch.device, limit: int) -> None:
-        super().__init__(limit)
-        self.device = device
-        self.stream = torch.cuda.Stream(device=device)
-
-    def copy(self, batch: Batch, views: Mapping[str, torch.Tensor]) -> dict[str, torch.Tensor]:
-        main = torch.cuda.current_stream(self.device)
-        out: dict[str, torch.Tensor] = {}
-        try:
-            with torch.cuda.stream(self.stream):
-                for name, view in views.items():
-                    out[name] = view.to(self.device, non_blocking=True)
-        finally:
-            # Also when a copy failed (out of memory, say): the ones already queued still
-            # read the slot, so it goes back only after them.
-            self.after(batch, self.stream)
-        main.wait_event(self.pending[-1][1])
-        for tensor in out.values():
-            tensor.record_stream(main)  # allocated on the side stream, used on main
-        return out
-
-
-class TorchLoader:
-    """A :class:`shmloader.Loader` that yields :class:`TorchBatch` dicts of torch tensors.
-    Create it with :func:`shmloader.torch.attach`.
-
-    It has the numpy loader's positions and checkpoints (:meth:`seek`,
-    :meth:`state_dict`, :meth:`load_state_dict`, :meth:`stats`, ``len()``); ``.loader``
-    is the numpy loader underneath.
+    It is a loader like :class:`shmloader.Loader` (both derive from
+    :class:`shmloader.loader.LoaderBase`), with its positions and checkpoints
+    (:meth:`seek`, :meth:`state_dict`, :meth:`load_state_dict`, :meth:`stats`, ``len()``,
+    :attr:`info`); ``.loader`` is a numpy :class:`shmloader.Loader` over the same stream,
+    sharing its position.
     """
 
-    def __init__(self, loader: Loader, *, pin: bool, device: torch.device | None) -> None:
-        self.loader = loader
+    def __init__(self, stream: Stream, *, pin: bool, device: torch.device | None) -> None:
+        super().__init__(stream)
+        self.loader = Loader(stream)
         self.device = device
         self.pinned = False
-        ring = loader._ring
-        assert ring is not None
+        ring = stream.live("attach")
         # Leave the producer at least two slots to fill while copies are in flight.
-        limit = max(1, loader.info.slot_count - 2)
-        self._cuda: _AfterCuda | None = None
-        self._to_device: _ToDevice | None = None
+        limit = max(1, stream.info.slot_count - 2)
+        self._cuda: AfterCuda | None = None
+        self._to_device: ToDevice | None = None
         if pin:
-            _pin(loader)
+            pin_ring(stream)
             self.pinned = True
-            self._cuda = _AfterCuda(limit)
+            self._cuda = AfterCuda(limit)
         if device is not None:
-            self._cuda = self._to_device = _ToDevice(device, limit)
+            self._cuda = self._to_device = ToDevice(device, limit)
         if self._cuda is not None:
             # Run before cudaHostUnregister (hooks run last added first) and the unmap:
             # no DMA may still read the ring then. A weak reference: the pending batches
@@ -281,9 +155,6 @@ class TorchLoader:
         # Pinned CPU batches handed out by next(): the slot goes back after the CUDA
         # work queued when the TorchBatch is released or dropped, never at the drop.
         self._handed: dict[int, tuple[weakref.ref[TorchBatch], Batch]] = {}
-        self._closed = False
-
-    # -- iteration ---------------------------------------------------------------------
 
     def _release_after_cuda(self, batch: Batch) -> None:
         """Release a pinned CPU batch once the work queued on the current stream (its
@@ -302,10 +173,17 @@ class TorchLoader:
                 self._release_after_cuda(batch)
         cuda.reap(cuda.limit - 1)
 
-    def _wrap(self, batch: Batch) -> TorchBatch:
-        if self._closed:
-            raise LoaderClosed("next: the loader is closed", job=self.job, rank=self.rank)
-        views = _views(batch)
+    def _settle(self) -> None:
+        """Wait for every copy in flight and hand its slot back."""
+        if self._cuda is not None and not self.closed:
+            for _, batch in list(self._handed.values()):
+                self._release_after_cuda(batch)
+            self._cuda.drain()
+
+    def _deliver(self, batch: Batch) -> TorchBatch:
+        """A CPU batch is held until released (:meth:`TorchBatch.release`, or when it and
+        its tensors are gone); a CUDA batch's slot goes back once copied."""
+        views = torch_views(batch)
         if self._to_device is not None:
             return TorchBatch(self._to_device.copy(batch, views), batch, None)
         if self._cuda is not None:
@@ -314,136 +192,10 @@ class TorchLoader:
             return out
         return TorchBatch(views, batch, batch.release)
 
-    def next(self, timeout: float | None = None) -> TorchBatch | None:
-        """The next batch, or None at the end of an epoch and of the stream (as
-        :meth:`shmloader.Loader.next`). A CPU batch is held until released
-        (:meth:`TorchBatch.release`, or when it and its tensors are gone); a CUDA
-        batch's slot goes back once copied."""
-        self._reap()
-        batch = self.loader.next(timeout)
-        return None if batch is None else self._wrap(batch)
-
-    def _iterate(self, whole_stream: bool) -> Iterator[TorchBatch]:
-        loader = self.loader
-        previous: TorchBatch | None = None
-        try:
-            while True:
-                if previous is not None:
-                    previous.release()
-                    previous = None
-                self._reap()
-                batch = loader.next()
-                if batch is None:
-                    if loader.ended or not whole_stream:
-                        return
-                    continue
-                previous = self._wrap(batch)
-                yield previous
-        finally:
-            if not loader.closed:
-                if previous is not None:
-                    previous.release()
-                if self._cuda is not None:
-                    self._reap()
-
-    def epoch(self) -> EpochIterator[TorchBatch]:
-        """The rest of the current epoch, as :meth:`shmloader.Loader.epoch`; ``len()``
-        is the number of batches left."""
-        return EpochIterator(self._iterate(False), len(self.loader.epoch()))
-
-    def __iter__(self) -> Iterator[TorchBatch]:
-        """Every batch of every epoch until the end of the stream."""
-        return self._iterate(True)
-
-    def __len__(self) -> int:
-        """Batches this rank receives per epoch (:attr:`RingInfo.steps_per_epoch`)."""
-        return len(self.loader)
-
-    # -- the numpy loader's API ----------------------------------------------------------
-
-    @property
-    def job(self) -> str:
-        """The job's name."""
-        return self.loader.job
-
-    @property
-    def rank(self) -> int:
-        """This loader's rank on the host."""
-        return self.loader.rank
-
-    @property
-    def info(self) -> RingInfo:
-        """The ring's geometry and run (:class:`shmloader.RingInfo`)."""
-        return self.loader.info
-
-    @property
-    def position(self) -> tuple[int, int] | None:
-        """``(epoch, step)`` of the next batch, as :attr:`shmloader.Loader.position`."""
-        return self.loader.position
-
-    @property
-    def ended(self) -> bool:
-        """True once the end of the stream was seen."""
-        return self.loader.ended
-
-    def _settle(self) -> None:
-        """Wait for every copy in flight and hand its slot back."""
-        if self._cuda is not None and not self.loader.closed:
-            for _, batch in list(self._handed.values()):
-                self._release_after_cuda(batch)
-            self._cuda.drain()
-
-    def seek(self, epoch: int, step: int, base: int = 0) -> None:
-        """:meth:`shmloader.Loader.seek`, after the copies in flight have finished."""
-        self._settle()
-        self.loader.seek(epoch, step, base)
-
-    def state_dict(self) -> dict[str, Any]:
-        """:meth:`shmloader.Loader.state_dict`."""
-        return self.loader.state_dict()
-
-    def load_state_dict(self, state: Mapping[str, Any]) -> None:
-        """:meth:`shmloader.Loader.load_state_dict`, after the copies in flight have
-        finished."""
-        self._settle()
-        self.loader.load_state_dict(state)
-
-    def stats(self, reset: bool = False) -> LoaderStats:
-        """:meth:`shmloader.Loader.stats`: batches, rows, and this trainer's data stall."""
-        return self.loader.stats(reset)
-
-    def close(self, done: bool = False) -> None:
-        """Wait for copies in flight, release everything and close. CPU views still
-        alive keep the ring mapped (and registered, with ``pin``) until they go.
-        ``done=True`` tells the producer the job is done (:meth:`shmloader.Loader.close`)."""
-        self._settle()
-        self._closed = True
-        self.loader.close(done=done)
-
-    def __enter__(self) -> TorchLoader:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
-
     def __repr__(self) -> str:
         where = f" device={self.device}" if self.device is not None else ""
         pinned = " pinned" if self.pinned else ""
         return f"<shmloader.torch.TorchLoader{where}{pinned} {self.loader!r}>"
-
-
-def _device(device: str | torch.device | int | None) -> torch.device | None:
-    if device is None:
-        return None
-    dev = torch.device(device)
-    if dev.type == "cpu":
-        return None
-    if dev.type != "cuda":
-        raise InvalidArgument(f"device must be None, 'cpu' or a CUDA device, not {device!r}")
-    _cuda_check(f"device={str(device)!r}")
-    if dev.index is None:
-        dev = torch.device("cuda", torch.cuda.current_device())
-    return dev
 
 
 def attach(
@@ -463,15 +215,15 @@ def attach(
     ``device``: ``None`` or ``"cpu"`` for views of the slot; ``"cuda"``/``"cuda:N"`` to
     copy each batch there. Without CUDA both raise :class:`CudaUnavailable`.
     """
-    dev = _device(device)
+    dev = device_of(device)
     want_pin = dev is not None if pin is None else bool(pin)
     if want_pin:
-        _cuda_check("pin=True")
-    loader = _attach_numpy(job, rank, timeout=timeout, dir=dir, batch_timeout=batch_timeout)
+        cuda_check("pin=True")
+    stream = open_stream(job, rank, timeout=timeout, dir=dir, batch_timeout=batch_timeout)
     try:
-        return TorchLoader(loader, pin=want_pin, device=dev)
+        return TorchLoader(stream, pin=want_pin, device=dev)
     except BaseException:
-        loader.close()
+        stream.close(done=False)
         raise
 
 

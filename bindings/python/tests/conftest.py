@@ -123,7 +123,7 @@ class Proc:
 
     def drain(self) -> list[str]:
         """Lines read so far and not yet consumed by expect()."""
-        out = []
+        out: list[str] = []
         while True:
             try:
                 line = self.lines.get_nowait()

@@ -39,7 +39,6 @@ repeats it):
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import random
@@ -57,6 +56,7 @@ from pathlib import Path
 from typing import Any
 
 import servekit
+from harness import Failure, drive, driver_parser, generate
 
 TRAINER = servekit.TESTS / "faulttrainer.py"
 
@@ -85,8 +85,10 @@ GEN_FLAGS = [
     "--null-fraction", "0.1", "--seed", "7", "--quiet",
 ]  # fmt: skip
 OUTPUTS: dict[str, Any] = {
-    "x": {"columns": ["f000..f003"],
-          "transforms": [{"fill_null": 0}, {"normalize": {"mean": 0.5, "std": 2}}]},
+    "x": {
+        "columns": ["f000..f003"],
+        "transforms": [{"fill_null": 0}, {"normalize": {"mean": 0.5, "std": 2}}],
+    },
     "cats": {"columns": "c0*", "transforms": [{"hash_bucket": 1000}]},
     "strs": {"columns": "s0*", "transforms": [{"fill_null": ""}, {"hash_bucket": 99}]},
     "seq": {"columns": "seq", "transforms": [{"pad": 6}]},
@@ -101,10 +103,6 @@ DRAIN_TIMEOUT_S = 4.0  # serve --drain-timeout here
 ATTACH_TIMEOUT_S = 60.0  # the trainers' attach timeout: serve may restart meanwhile
 SLACK_S = 2.0  # scheduling on a loaded 2-core machine, on top of each bound
 RUN_S = 90.0  # the longest an iteration's processes may take in all
-
-
-class Failure(AssertionError):
-    pass
 
 
 @dataclass
@@ -267,8 +265,10 @@ class Run:
                 continue
             if t.running():
                 if self.attached(r):
-                    raise self.fail(f"rank {r}: its trainer is still running "
-                                    f"{DETECT_S + SLACK_S} s after its producer died")
+                    raise self.fail(
+                        f"rank {r}: its trainer is still running "
+                        f"{DETECT_S + SLACK_S} s after its producer died"
+                    )
                 continue  # still attaching: the next serve takes it
             end = self.end(r) or {}
             if end.get("end") == "stream_end":
@@ -368,10 +368,7 @@ class Driver:
         self.cache = work / "cache"
         data = work / "data"
         if not data.exists():
-            out = subprocess.run([str(bin), "gen", "--out", str(data), *GEN_FLAGS],
-                                 capture_output=True, text=True, timeout=120)  # fmt: skip
-            if out.returncode != 0:
-                raise RuntimeError(f"shmloader gen failed: {out.stderr}")
+            generate(bin, data, *GEN_FLAGS, timeout=120)
         self.cfg = write_config(work / "faults.yaml", data)
         self.want: list[list[tuple[int, int, int, str]]] = []
         self.want = self.baseline()
@@ -399,8 +396,19 @@ class Driver:
     def repeat_command(self, i: int) -> str:
         """The command that runs iteration i again with the same choices, the same
         settings and the work dir (dataset and cache) it ran in."""
-        return (f"{sys.executable} {Path(__file__)} --seed {self.seed} --first {i} "
-                f"--iterations 1 --stop-max {self.settings.stop_max_s:g} --work {self.work}")
+        return (
+            f"{sys.executable} {Path(__file__)} --seed {self.seed} --first {i} "
+            f"--iterations 1 --stop-max {self.settings.stop_max_s:g} --work {self.work}"
+        )
+
+    def checked(self, i: int) -> Figures:
+        """Iteration i, or a Failure that names it, its seed and the command that runs it
+        again."""
+        try:
+            return self.iteration(i)
+        except AssertionError as exc:
+            raise Failure(f"iteration {i} (seed {self.seed}): {exc}\n"
+                          f"repeat: {self.repeat_command(i)}") from None  # fmt: skip
 
     def iteration(self, i: int) -> Figures:
         self.rng = random.Random(f"{self.seed}:{i}")
@@ -570,8 +578,10 @@ class Driver:
         stopped_s = time.monotonic() - stopped
         run.serve.signal(signal.SIGCONT)
         if still:
-            raise run.fail(f"ranks {still}: trainers still waiting {stopped_s:.1f} s into "
-                           f"a stop of serve, with a batch timeout of {BATCH_TIMEOUT_S} s")
+            raise run.fail(
+                f"ranks {still}: trainers still waiting {stopped_s:.1f} s into "
+                f"a stop of serve, with a batch timeout of {BATCH_TIMEOUT_S} s"
+            )
         restart = []
         for r, t in run.trainers.items():
             if t.running():
@@ -647,37 +657,26 @@ def summarize(figs: list[Figures]) -> dict[str, Any]:
 
 
 def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = driver_parser(__doc__, work="a new temp dir, removed if all pass")
     p.add_argument("--iterations", type=int, default=100)
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--first", type=int, default=0, help="index of the first iteration")
-    p.add_argument("--work", help="work dir (default: a new temp dir, removed if all pass)")
     p.add_argument("--stop-max", type=float, default=Settings.stop_max_s)
-    p.add_argument("--json", help="write the summary and every iteration's figures here")
-    default_bin = servekit.REPO / "build/bin/shmloader"
-    p.add_argument("--bin", default=os.environ.get("SHMLOADER_BIN", str(default_bin)))
     args = p.parse_args()
-    work = Path(args.work or tempfile.mkdtemp(prefix="shmloader-faults-"))
-    work.mkdir(parents=True, exist_ok=True)
-    drv = Driver(Path(args.bin), work, args.seed, Settings(stop_max_s=args.stop_max))
-    figs: list[Figures] = []
-    for i in range(args.first, args.first + args.iterations):
-        try:
-            fig = drv.iteration(i)
-        except AssertionError as exc:
-            print(f"iteration {i} FAILED: {exc}\nrepeat: {drv.repeat_command(i)}\nwork dir: {work}",
-                  file=sys.stderr)  # fmt: skip
-            sys.exit(1)
-        figs.append(fig)
-        print(f"{i:5d} {fig.kind:24s} at {fig.moment:4d} {fig.seconds:5.2f} s "
-              f"restarts {fig.restarts['serve']}+{fig.restarts['trainer']} {fig.note}", flush=True)
-    summary = summarize(figs)
-    print(json.dumps(summary, indent=1))
-    if args.json:
-        Path(args.json).write_text(json.dumps({"summary": summary, "seed": args.seed,
-                                               "iterations": [f.__dict__ for f in figs]}, indent=1))
-    if not args.work:
-        shutil.rmtree(work, ignore_errors=True)
+
+    def run(work: Path) -> dict[str, Any]:
+        drv = Driver(args.bin, work, args.seed, Settings(stop_max_s=args.stop_max))
+        figs: list[Figures] = []
+        for i in range(args.first, args.first + args.iterations):
+            fig = drv.checked(i)
+            figs.append(fig)
+            print(f"{i:5d} {fig.kind:24s} at {fig.moment:4d} {fig.seconds:5.2f} s "
+                  f"restarts {fig.restarts['serve']}+{fig.restarts['trainer']} {fig.note}",
+                  flush=True)  # fmt: skip
+        return {"summary": summarize(figs), "seed": args.seed,
+                "iterations": [f.__dict__ for f in figs]}  # fmt: skip
+
+    drive("faults", args, run, shown=lambda figs: figs["summary"])
 
 
 if __name__ == "__main__":

@@ -20,12 +20,9 @@ returned with the samples.
 
 from __future__ import annotations
 
-import argparse
 import json
 import shutil
 import signal
-import subprocess
-import sys
 import tempfile
 import time
 import uuid
@@ -33,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 import servekit
+from harness import Failure, drive, driver_parser, generate, proc_sample, wait_end
 from loadtrainer import id_sum
 
 TRAINER = servekit.TESTS / "loadtrainer.py"
@@ -45,27 +43,7 @@ RSS_TOLERANCE = (4 * MIB, 0.03)  # bytes, or a share of the first third's larges
 MAPS_TOLERANCE = 4  # Go's heap may map an arena more
 
 
-class Failure(AssertionError):
-    pass
-
-
-def proc_sample(pid: int) -> dict[str, int] | None:
-    try:
-        status = Path(f"/proc/{pid}/status").read_text()
-        fds = len(list(Path(f"/proc/{pid}/fd").iterdir()))
-        maps = Path(f"/proc/{pid}/maps").read_bytes().count(b"\n")
-    except OSError:
-        return None
-    kb = {ln.split(":")[0]: int(ln.split()[1]) for ln in status.splitlines()
-          if ln.startswith(("VmRSS", "VmHWM", "RssShmem", "RssFile", "RssAnon"))}  # fmt: skip
-    if "VmRSS" not in kb:
-        return None  # exited, not yet reaped
-    return {"rss": kb["VmRSS"] * 1024, "hwm": kb["VmHWM"] * 1024,
-            "shmem": kb.get("RssShmem", 0) * 1024, "file": kb.get("RssFile", 0) * 1024,
-            "anon": kb.get("RssAnon", 0) * 1024, "fds": fds, "maps": maps}  # fmt: skip
-
-
-def flat(samples: list[dict[str, int]], name: str) -> list[str]:
+def flat(samples: list[dict[str, float]], name: str) -> list[str]:
     """What grew between the first and the last third of the samples."""
     if len(samples) < 6:
         return [f"{name}: only {len(samples)} samples"]
@@ -80,16 +58,6 @@ def flat(samples: list[dict[str, int]], name: str) -> list[str]:
     return grew
 
 
-def wait_end(serve: servekit.Serve, trainers: list[servekit.Child], what: str) -> None:
-    """serve exits 0 without a panic, and then the trainers."""
-    rc = serve.wait(60)
-    servekit.assert_no_panic(serve.stderr)
-    if rc != 0:
-        raise Failure(f"serve exited {rc} {what}\n{serve.describe()}")
-    for t in trainers:
-        t.wait(30)
-
-
 def expected(data: Path) -> tuple[int, int]:
     import pyarrow.parquet as pq
 
@@ -100,13 +68,9 @@ def expected(data: Path) -> tuple[int, int]:
 def run(bin: Path, work: Path, seconds: float, sample_s: float, warmup_s: float) -> dict[str, Any]:
     data = work / "data"
     if not data.exists():
-        out = subprocess.run([str(bin), "gen", "--out", str(data), "--rows", str(ROWS),
-                              "--files", "4", "--row-group-rows", str(ROW_GROUP_ROWS),
-                              "--features", "8", "--categoricals", "2", "--strings", "1",
-                              "--seed", "5", "--quiet"],
-                             capture_output=True, text=True, timeout=300)  # fmt: skip
-        if out.returncode != 0:
-            raise RuntimeError(f"shmloader gen failed: {out.stderr}")
+        generate(bin, data, "--rows", str(ROWS), "--files", "4", "--row-group-rows",
+                 str(ROW_GROUP_ROWS), "--features", "8", "--categoricals", "2", "--strings", "1",
+                 "--seed", "5", "--quiet", timeout=300)  # fmt: skip
     rows, want_sum = expected(data)
     cfg = servekit.write_config(
         work / "load.yaml", dataset=str(data), batch_size=BATCH, seed=3, epochs=0, ranks=RANKS,
@@ -119,7 +83,7 @@ def run(bin: Path, work: Path, seconds: float, sample_s: float, warmup_s: float)
     logs = work / "logs"
     shutil.rmtree(logs, ignore_errors=True)
     logs.mkdir(parents=True)
-    samples: dict[str, list[dict[str, int]]] = {}
+    samples: dict[str, list[dict[str, float]]] = {}
     try:
         with servekit.Group(bin, shm, logs) as g:
             serve = g.serve(cfg, job, "--cache-dir", str(work / "cache"), "--metrics", "off")
@@ -158,7 +122,7 @@ def run(bin: Path, work: Path, seconds: float, sample_s: float, warmup_s: float)
     return check(logs, rows, want_sum, samples, serve.stderr, seconds)
 
 
-def check(logs: Path, rows: int, want_sum: int, samples: dict[str, list[dict[str, int]]],
+def check(logs: Path, rows: int, want_sum: int, samples: dict[str, list[dict[str, float]]],
           serve_stderr: str, seconds: float) -> dict[str, Any]:  # fmt: skip
     ends, epochs = [], []
     for r in range(RANKS):
@@ -207,7 +171,7 @@ def check(logs: Path, rows: int, want_sum: int, samples: dict[str, list[dict[str
     }
 
 
-def span(samples: list[dict[str, int]]) -> dict[str, int]:
+def span(samples: list[dict[str, float]]) -> dict[str, float]:
     """First and last-third figures of one process: what flat() compared."""
     third = max(1, len(samples) // 3)
     return {"rss_first": max(s["rss"] for s in samples[:third]),
@@ -220,26 +184,14 @@ def span(samples: list[dict[str, int]]) -> dict[str, int]:
 
 
 def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = driver_parser(__doc__, work="a new temp dir, removed after a pass")
     p.add_argument("--seconds", type=float, default=600)
     p.add_argument("--sample", type=float, default=5.0, help="seconds between samples")
     p.add_argument("--warmup", type=float, default=30.0, help="seconds before the first sample")
-    p.add_argument("--work", help="work dir (default: a new temp dir, removed at the end)")
-    p.add_argument("--json", help="write the figures here")
-    p.add_argument("--bin", default=str(servekit.REPO / "build/bin/shmloader"))
     args = p.parse_args()
-    work = Path(args.work or tempfile.mkdtemp(prefix="shmloader-load-"))
-    work.mkdir(parents=True, exist_ok=True)
-    try:
-        figs = run(Path(args.bin), work, args.seconds, args.sample, args.warmup)
-    except Failure as exc:
-        print(f"load soak FAILED: {exc}\nwork dir: {work}", file=sys.stderr)
-        sys.exit(1)
-    print(json.dumps(figs, indent=1))
-    if args.json:
-        Path(args.json).write_text(json.dumps(figs, indent=1))
-    if not args.work:
-        shutil.rmtree(work, ignore_errors=True)
+    drive(
+        "load soak", args, lambda work: run(args.bin, work, args.seconds, args.sample, args.warmup)
+    )
 
 
 if __name__ == "__main__":

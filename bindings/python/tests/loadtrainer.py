@@ -13,7 +13,6 @@ wait figures: loader.stats() and a histogram of the time each next() took.
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import os
@@ -21,6 +20,7 @@ import sys
 import time
 from typing import Any
 
+import harness
 import numpy as np
 
 import shmloader
@@ -65,10 +65,7 @@ class Waits:
 
 
 def main() -> None:
-    p = argparse.ArgumentParser()
-    p.add_argument("--job", required=True)
-    p.add_argument("--rank", type=int, required=True)
-    p.add_argument("--dir", required=True)
+    p = harness.trainer_parser(__doc__, attach_timeout=60.0, batch_timeout=60.0)
     p.add_argument("--out", required=True)
     p.add_argument("--steps", type=int, required=True, help="steps per epoch")
     p.add_argument("--no-ids", action="store_true",
@@ -82,8 +79,7 @@ def main() -> None:
     want = (0, 0)  # the (epoch, step) next due
     ids: list[np.ndarray] = []
     rows = 0
-    with shmloader.attach(args.job, args.rank, dir=args.dir, timeout=60,
-                          batch_timeout=60) as loader:  # fmt: skip
+    with harness.attach(args) as loader:
         try:
             while True:
                 t0 = time.perf_counter()
@@ -114,14 +110,13 @@ def main() -> None:
                     if not args.no_ids:
                         ids.append(np.array(batch["id"]))
                 want = (batch.epoch, batch.step + 1)
-        except shmloader.ProducerGone:
-            meta["end"] = "gone"
+        except shmloader.ProducerGone as exc:
+            meta.update(harness.ending(exc))
         st = loader.stats()
     meta.update(batches=st.batches, rows=st.rows, wait_s=st.wait_s, elapsed_s=st.elapsed_s,
                 stall=st.stall, wait_max_s=waits.max_s, wait_p50_s=waits.quantile(0.5),
                 wait_p99_s=waits.quantile(0.99), wait_buckets=waits.buckets)  # fmt: skip
-    with open(args.out + ".end", "w") as f:
-        json.dump(meta, f)
+    harness.write_json(args.out + ".end", meta)
     sys.exit(0)
 
 

@@ -23,11 +23,9 @@ stays under the bound.
 
 from __future__ import annotations
 
-import argparse
 import json
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -36,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 import servekit
-from loadsoak import Failure, proc_sample, wait_end
+from harness import Failure, drive, driver_parser, generate, proc_sample, wait_end
 
 TRAINER = servekit.TESTS / "loadtrainer.py"
 DEMO_CONFIG = servekit.REPO / "bindings/python/examples/demo.yaml"
@@ -73,11 +71,7 @@ def dataset(bin: Path, work: Path, rows: int, row_group_rows: int | None) -> Pat
         if row_group_rows:
             flags += ["--row-group-rows", str(row_group_rows)]
         t0 = time.monotonic()
-        out = subprocess.run([str(bin), "gen", "--out", str(data), "--rows", str(rows),
-                              "--overwrite", "--quiet", *flags],
-                             capture_output=True, text=True, timeout=3600)  # fmt: skip
-        if out.returncode != 0:
-            raise RuntimeError(f"shmloader gen failed: {out.stderr}")
+        generate(bin, data, "--rows", str(rows), "--overwrite", "--quiet", *flags, timeout=3600)
         (data / ".complete").touch()
         print(f"generated {rows:,} rows in {time.monotonic() - t0:.0f} s", file=sys.stderr)
     return data
@@ -178,22 +172,12 @@ def run(bin: Path, work: Path, scales: list[float], rows: int = DEMO_ROWS,
 
 
 def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = driver_parser(__doc__, work="build/membound, where the datasets stay")
     p.add_argument("--scales", default="1,10", help="dataset sizes, in demo datasets")
-    p.add_argument("--work", help="work dir, where the datasets stay (default: build/membound)")
-    p.add_argument("--json", help="write the figures here")
-    p.add_argument("--bin", default=str(servekit.REPO / "build/bin/shmloader"))
     args = p.parse_args()
-    work = Path(args.work or servekit.REPO / "build" / "membound")
-    work.mkdir(parents=True, exist_ok=True)
-    try:
-        figs = run(Path(args.bin), work, [float(s) for s in args.scales.split(",")])
-    except Failure as exc:
-        print(f"memory bound FAILED: {exc}", file=sys.stderr)
-        sys.exit(1)
-    print(json.dumps(figs, indent=1))
-    if args.json:
-        Path(args.json).write_text(json.dumps(figs, indent=1))
+    scales = [float(s) for s in args.scales.split(",")]
+    drive("memory bound", args, lambda work: run(args.bin, work, scales),
+          work=servekit.REPO / "build" / "membound")  # fmt: skip
 
 
 if __name__ == "__main__":

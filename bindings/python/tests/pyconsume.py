@@ -50,7 +50,7 @@ def read_all(args: argparse.Namespace, rank: int) -> None:
         crc = 0
         for batch in loader:
             check(batch, args.batches, loader.info.ranks, rank, loader.info.batch_capacity)
-            crc = zlib.crc32(batch["payload"], crc)
+            crc = zlib.crc32(batch["payload"].data, crc)
             n += 1
             rows += batch.rows
         print(f"rank={rank} batches={n} rows={rows} crc32={crc:08x}", flush=True)
@@ -71,9 +71,12 @@ def follow(args: argparse.Namespace) -> None:
 def hold(args: argparse.Namespace) -> None:
     loader = shmloader.attach(args.job, args.rank[0], timeout=args.timeout)
     for _ in range(args.skip):
-        loader.next().release()
+        skipped = loader.next()
+        assert skipped is not None
+        skipped.release()
     kept = [loader.next() for _ in range(args.hold)]
     first = kept[0]
+    assert first is not None
     print(f"holding seq={first.seq} epoch={first.epoch} step={first.step}", flush=True)
     time.sleep(3600)
 

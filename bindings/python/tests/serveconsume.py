@@ -2,8 +2,9 @@
 what it saw to OUT.json (every batch's epoch, step, rows, seq and a sha256 of all its
 tensors, how the stream ended) and, with --keep all, every tensor to OUT.npz.
 
-The batch hash covers, per tensor in the producer's schema order, its name, wire dtype,
-shape and bytes: two batches hash alike only if a trainer could not tell them apart.
+The batch hash (harness.batch_hash) covers, per tensor in the producer's schema order, its
+name, wire dtype, shape and bytes: two batches hash alike only if a trainer could not tell
+them apart.
 
 Modes (the default reads the whole stream, `for batch in loader`):
   --epochs N        call loader.epoch() N times (the per-call counts are recorded), then
@@ -16,14 +17,14 @@ Modes (the default reads the whole stream, `for batch in loader`):
   --until-file F    keep retrying attach until attached or F exists (then try once more):
                     a consumer waiting on a producer that may never come
 
-Errors of the library end the reading and are recorded ("end": "gone", "timeout",
-"error:<Class>: <message>"; ProducerGone's stop and reason, a Timeout's reason); the exit code is 0 unless this script itself failed.
+Errors of the library end the reading and are recorded (harness.ending: "end": "gone",
+"timeout", "error:<Class>: <message>"; ProducerGone's stop and reason, a Timeout's
+reason); the exit code is 0 unless this script itself failed.
 """
 
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
 import sys
@@ -31,17 +32,10 @@ import time
 import traceback
 from typing import Any
 
+import harness
 import numpy as np
 
 import shmloader
-
-
-def batch_hash(batch: shmloader.Batch) -> str:
-    h = hashlib.sha256()
-    for name, arr in batch.items():
-        h.update(f"{name}\0{batch.dtypes[name]}\0{arr.shape}\0".encode())
-        h.update(np.ascontiguousarray(arr).view(np.uint8).ravel().data)
-    return h.hexdigest()
 
 
 class Recorder:
@@ -54,7 +48,7 @@ class Recorder:
     def add(self, batch: shmloader.Batch) -> None:
         self.batches.append({"epoch": batch.epoch, "step": batch.step, "rows": batch.rows,
                              "seq": batch.seq, "base": batch.base,
-                             "sha": batch_hash(batch)})  # fmt: skip
+                             "sha": harness.batch_hash(batch)})  # fmt: skip
         self.dtypes = dict(batch.dtypes)
         if self.keep == "all":
             for name, arr in batch.items():
@@ -65,14 +59,12 @@ class Recorder:
 
 def attach(args: argparse.Namespace) -> shmloader.Loader | None:
     if not args.until_file:
-        return shmloader.attach(args.job, args.rank, dir=args.dir, timeout=args.attach_timeout,
-                                batch_timeout=args.batch_timeout)  # fmt: skip
+        return harness.attach(args)
     deadline = time.monotonic() + args.attach_timeout
     while True:
         last = os.path.exists(args.until_file) or time.monotonic() >= deadline
         try:
-            return shmloader.attach(args.job, args.rank, dir=args.dir, timeout=0.2,
-                                    batch_timeout=args.batch_timeout)  # fmt: skip
+            return harness.attach(args, timeout=0.2)
         except shmloader.Timeout:
             if last:
                 return None
@@ -86,45 +78,30 @@ def read(args: argparse.Namespace, rec: Recorder, meta: dict[str, Any]) -> str:
         meta["info"] = {"ranks": loader.info.ranks, "config_hash": loader.info.config_hash,
                         "batch_capacity": loader.info.batch_capacity}  # fmt: skip
         if args.seek:
-            while len(rec.batches) < args.seek_after:
-                batch = loader.next()
-                if batch is None:
-                    if loader.ended:
-                        return "stream_end"
-                    continue
-                with batch:
-                    rec.add(batch)
+            for batch in harness.take(loader, args.seek_after):
+                rec.add(batch)
+            if loader.ended:
+                return "stream_end"
             loader.seek(*args.seek)
         if args.seek_script:
             for epoch, step, n in json.loads(args.seek_script):
                 loader.seek(epoch, step)
-                got = 0
-                while got < n:
-                    batch = loader.next()
-                    if batch is None:
-                        if loader.ended:
-                            break
-                        continue  # the end of an epoch
-                    with batch:
-                        rec.add(batch)
-                    got += 1
+                for batch in harness.take(loader, n):
+                    rec.add(batch)
             return "script"
         if args.load_state:
             with open(args.load_state) as f:
                 loader.load_state_dict(json.load(f))
         if args.max_batches is not None:
-            while len(rec.batches) < args.max_batches:
-                batch = loader.next()
-                if batch is None:
-                    if loader.ended:
-                        return "stream_end"
-                    continue  # the end of an epoch
-                with batch:
-                    rec.add(batch)
+            for batch in harness.take(loader, args.max_batches - len(rec.batches)):
+                rec.add(batch)
+                batch.release()
                 if args.slow:
                     time.sleep(args.slow)
                 if args.ready and len(rec.batches) == 1:
                     open(args.ready, "w").close()
+            if loader.ended:
+                return "stream_end"
             if args.save_state:
                 with open(args.save_state, "w") as f:
                     json.dump(loader.state_dict(), f)
@@ -155,14 +132,9 @@ def read(args: argparse.Namespace, rec: Recorder, meta: dict[str, Any]) -> str:
 
 
 def main() -> None:
-    p = argparse.ArgumentParser()
-    p.add_argument("--job", required=True)
-    p.add_argument("--rank", type=int, required=True)
-    p.add_argument("--dir", required=True)
+    p = harness.trainer_parser(__doc__, attach_timeout=20.0, batch_timeout=20.0)
     p.add_argument("--out", required=True, help="prefix of OUT.json and OUT.npz")
     p.add_argument("--keep", choices=["all", "ids", "none"], default="all")
-    p.add_argument("--attach-timeout", type=float, default=20.0)
-    p.add_argument("--batch-timeout", type=float, default=20.0)
     p.add_argument("--probe", type=float, default=10.0, help="wait of the --epochs probe")
     p.add_argument("--epochs", type=int)
     p.add_argument("--seek", type=int, nargs=2)
@@ -183,14 +155,8 @@ def main() -> None:
     code = 0
     try:
         meta["end"] = read(args, rec, meta)
-    except shmloader.ProducerGone as exc:
-        meta["end"], meta["message"] = "gone", str(exc)
-        meta["stop"], meta["reason"] = exc.stop, exc.reason
-    except shmloader.Timeout as exc:
-        meta["end"], meta["message"] = "timeout", str(exc)
-        meta["reason"] = exc.reason
     except shmloader.ShmloaderError as exc:
-        meta["end"] = f"error:{type(exc).__name__}: {exc}"
+        meta.update(harness.ending(exc))
     except Exception:
         meta["end"] = "crash: " + traceback.format_exc()
         code = 2
@@ -199,10 +165,9 @@ def main() -> None:
     meta["batches"] = rec.batches
     meta["dtypes"] = rec.dtypes
     if rec.arrays:
-        np.savez(args.out + ".npz", **{k: np.concatenate(v) for k, v in rec.arrays.items()})
-    with open(args.out + ".json.tmp", "w") as f:
-        json.dump(meta, f)
-    os.replace(args.out + ".json.tmp", args.out + ".json")
+        arrays: dict[str, Any] = {k: np.concatenate(v) for k, v in rec.arrays.items()}
+        np.savez(args.out + ".npz", **arrays)
+    harness.write_json(args.out + ".json", meta)
     sys.exit(code)
 
 

@@ -8,6 +8,7 @@ exit kills whatever is still running, so a bug fails a test instead of hanging i
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -149,10 +150,8 @@ class Child:
     def kill(self) -> None:
         if self.popen.poll() is None:
             self.popen.send_signal(signal.SIGKILL)
-        try:
+        with contextlib.suppress(subprocess.TimeoutExpired):
             self.popen.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            pass
 
     def describe(self) -> str:
         return (

@@ -88,7 +88,9 @@ def main() -> int:
             out["consumer_rc"] = [c.wait(120) for c in cons]
             out["serve_rc"] = serve.wait(60)
             out["ids"] = [
-                servekit.Result.load(c.prefix).tensors["id"].tolist() if c.popen.returncode == 0 else []
+                servekit.Result.load(c.prefix).tensors["id"].tolist()
+                if c.popen.returncode == 0
+                else []
                 for c in cons
             ]
             out["serve_results"] = {str(k): v for k, v in serve.results().items()}

@@ -31,6 +31,7 @@ import faultkit
 import loadsoak
 import membound
 import servekit
+from harness import Failure
 
 REPO = servekit.REPO
 RELIABILITY = REPO / "RELIABILITY.md"
@@ -50,10 +51,9 @@ def faults(args: argparse.Namespace) -> dict[str, Any]:
     figs = []
     for i in range(args.iterations):
         try:
-            figs.append(drv.iteration(i))
-        except AssertionError as exc:
-            raise SystemExit(f"faults: iteration {i} FAILED: {exc}\nrepeat: "
-                             f"{drv.repeat_command(i)}\nwork dir: {work}") from None
+            figs.append(drv.checked(i))
+        except Failure as exc:
+            raise SystemExit(f"faults: FAILED: {exc}\nwork dir: {work}") from None
         if (i + 1) % 50 == 0:
             print(f"faults: {i + 1}/{args.iterations}", flush=True)
     summary = faultkit.summarize(figs)
@@ -66,7 +66,7 @@ def load(args: argparse.Namespace) -> dict[str, Any]:
     work = Path(tempfile.mkdtemp(prefix="shmloader-load-"))
     try:
         figs = loadsoak.run(args.bin, work, args.load_seconds, sample_s=5.0, warmup_s=30.0)
-    except loadsoak.Failure as exc:
+    except Failure as exc:
         raise SystemExit(f"load: FAILED: {exc}\nwork dir: {work}") from None
     shutil.rmtree(work, ignore_errors=True)
     return figs
@@ -75,14 +75,19 @@ def load(args: argparse.Namespace) -> dict[str, Any]:
 def memory(args: argparse.Namespace) -> dict[str, Any]:
     try:
         return membound.run(args.bin, REPO / "build" / "membound", [1, 10])
-    except membound.Failure as exc:
+    except Failure as exc:
         raise SystemExit(f"memory: FAILED: {exc}") from None
 
 
 def fuzz(args: argparse.Namespace) -> dict[str, Any]:
-    targets = subprocess.run(["make", "-s", "--no-print-directory", "print-fuzz-targets"],
-                             cwd=REPO, capture_output=True, text=True, check=True)
-    targets = targets.stdout.split()
+    listed = subprocess.run(
+        ["make", "-s", "--no-print-directory", "print-fuzz-targets"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    targets = listed.stdout.split()
     execs = {}
     for t in targets:
         pkg, name = t.split(":")
@@ -111,8 +116,12 @@ def fuzz(args: argparse.Namespace) -> dict[str, Any]:
     ran = f"{args.corruptions} corruptions" in out.stdout
     if out.returncode != 0 or "not ok" in out.stdout or not ran:
         raise SystemExit(f"fuzz: the C validator FAILED:\n{out.stdout[-3000:]}{out.stderr[-3000:]}")
-    return {"seconds_per_target": args.fuzz_seconds, "go_inputs": execs,
-            "go_inputs_total": sum(execs.values()), "c_corruptions": args.corruptions}
+    return {
+        "seconds_per_target": args.fuzz_seconds,
+        "go_inputs": execs,
+        "go_inputs_total": sum(execs.values()),
+        "c_corruptions": args.corruptions,
+    }
 
 
 # Fuzzing first: the shortest, and the one a spurious toolchain failure could stop.
@@ -142,20 +151,28 @@ def render(figs: dict[str, Any], command: str) -> str:
                 f"after {f['cleaned_by_clean']} of the kills and by the next serve after the "
                 "others; nothing was left after any iteration."]  # fmt: skip
         if d:
-            out.append(f"- A killed serve was noticed by attached trainers after "
-                       f"{d['median'] * 1e3:.0f} ms (median of {d['n']}), at most "
-                       f"{d['max'] * 1e3:.0f} ms.")
+            out.append(
+                f"- A killed serve was noticed by attached trainers after "
+                f"{d['median'] * 1e3:.0f} ms (median of {d['n']}), at most "
+                f"{d['max'] * 1e3:.0f} ms."
+            )
         if t:
-            out.append(f"- Batch waits on a stopped serve ended after {t['median']:.3f} s "
-                       f"(median of {t['n']}), at most {t['max']:.3f} s, against a batch "
-                       f"timeout of {faultkit.BATCH_TIMEOUT_S:g} s.")
+            out.append(
+                f"- Batch waits on a stopped serve ended after {t['median']:.3f} s "
+                f"(median of {t['n']}), at most {t['max']:.3f} s, against a batch "
+                f"timeout of {faultkit.BATCH_TIMEOUT_S:g} s."
+            )
         if a:
-            out.append(f"- Serve gave up on an abandoned rank {a['median']:.1f} s after the kill "
-                       f"(median of {a['n']}), at most {a['max']:.1f} s, with --drain-timeout "
-                       f"{faultkit.DRAIN_TIMEOUT_S:g}s.")
+            out.append(
+                f"- Serve gave up on an abandoned rank {a['median']:.1f} s after the kill "
+                f"(median of {a['n']}), at most {a['max']:.1f} s, with --drain-timeout "
+                f"{faultkit.DRAIN_TIMEOUT_S:g}s."
+            )
         if s:
-            out.append(f"- Processes stopped (SIGSTOP) for less than the batch timeout, up to "
-                       f"{s['max']:.1f} s, were noticed by nothing but the wait figures.")
+            out.append(
+                f"- Processes stopped (SIGSTOP) for less than the batch timeout, up to "
+                f"{s['max']:.1f} s, were noticed by nothing but the wait figures."
+            )
     if lo := figs.get("load"):
         sv, tr = lo["serve"], lo["trainer_max"]
         out += ["", f"**Load held** (`loadsoak.py`): {lo['ranks']} rings, batches of "
@@ -183,11 +200,13 @@ def render(figs: dict[str, Any], command: str) -> str:
                 "|---|---|---|---|---|"]  # fmt: skip
         for res in m["scales"].values():
             tr = max(v["hwm"] for k, v in res["peaks"].items() if k != "serve")
-            out.append(f"| {res['rows']:,} | {mib(res['peaks']['serve']['hwm'])} | "
-                       f"{mib(res['bound'])} = {mib(res['rings'])} + {mib(res['windows'])} + "
-                       f"{mib(res['runtime'])} ({res['workers']} workers) | "
-                       f"{mib(res['rss_middle_third'])} → {mib(res['rss_last_third'])} | "
-                       f"{mib(tr)} |")
+            out.append(
+                f"| {res['rows']:,} | {mib(res['peaks']['serve']['hwm'])} | "
+                f"{mib(res['bound'])} = {mib(res['rings'])} + {mib(res['windows'])} + "
+                f"{mib(res['runtime'])} ({res['workers']} workers) | "
+                f"{mib(res['rss_middle_third'])} → {mib(res['rss_last_third'])} | "
+                f"{mib(tr)} |"
+            )
     if fz := figs.get("fuzz"):
         out += ["", f"**Inputs tried**: {fz['go_inputs_total']:,} fuzzed inputs over "
                 f"{len(fz['go_inputs'])} Go targets ({fz['seconds_per_target']} s each, from the "
@@ -223,7 +242,8 @@ def main() -> None:
     # Only the whole soak, as `make soak` runs it (any seed), rewrites the recorded figures.
     full = sorted(only) == sorted(SECTIONS) and all(
         getattr(args, k) == p.get_default(k)
-        for k in ("iterations", "load_seconds", "fuzz_seconds", "corruptions", "bin"))
+        for k in ("iterations", "load_seconds", "fuzz_seconds", "corruptions", "bin")
+    )
     started = time.monotonic()
     figs: dict[str, Any] = {}
     for name in only:

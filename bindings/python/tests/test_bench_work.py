@@ -20,7 +20,7 @@ from servekit import REPO, Group
 import shmloader
 
 sys.path.insert(0, str(REPO / "bench" / "peers"))
-import work  # noqa: E402
+import work  # type: ignore[import-not-found]  # noqa: E402
 
 CONFIG = REPO / "bench" / "peers" / "bench.yaml"
 
@@ -43,7 +43,7 @@ def test_hash_matches_spec_vectors() -> None:
 
 def test_touch_sums_depend_on_columns_not_row_order() -> None:
     rng = np.random.default_rng(0)
-    batch = {
+    batch: dict[str, np.ndarray] = {
         "features": rng.standard_normal((37, 100)).astype(np.float32),
         "cats": rng.integers(-(2**62), 2**62, (37, 26)),
         "strings": rng.integers(0, 1000, (37, 4)),
@@ -69,8 +69,9 @@ def test_touch_sums_depend_on_columns_not_row_order() -> None:
     assert c.sums["label"] != a.sums["label"]
 
 
-def test_work_is_what_serve_does(shmloader_bin: Path, bench_dataset: Path, shm_dir: Path,
-                                 tmp_path: Path, job: str) -> None:
+def test_work_is_what_serve_does(
+    shmloader_bin: Path, bench_dataset: Path, shm_dir: Path, tmp_path: Path, job: str
+) -> None:
     want = work.Touch()
     for path in sorted(bench_dataset.glob("*.parquet")):
         pf = pq.ParquetFile(path)

@@ -104,9 +104,13 @@ def test_clean_command_removes_a_killed_producer_and_spares_a_live_one(
 
     live = produce(ranks=1, batches=BATCHES, epochs=0)  # same job: replaces them itself
     loader = attach(rank=0)
-    loader.next(timeout=10).release()
+    first = loader.next(timeout=10)
+    assert first is not None
+    first.release()
     assert "0 stale file(s)" in clean()  # the live job is spared ...
-    loader.next(timeout=10).release()  # ... and still serving
+    second = loader.next(timeout=10)  # ... and still serving
+    assert second is not None
+    second.release()
     loader.close()
     live.popen.send_signal(signal.SIGKILL)
     live.popen.wait(timeout=10)

@@ -7,7 +7,6 @@ import re
 from pathlib import Path
 
 import pytest
-
 from conftest import REPO
 
 DOCS = sorted((REPO / "docs").glob("*.md"))

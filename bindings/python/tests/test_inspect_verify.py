@@ -136,7 +136,11 @@ def test_pages_no_crc_covers_are_said(shmloader_bin, tmp_path, crc):
         assert re.search(r": nothing damaged$", proc.stdout, re.M), proc.stdout
         assert "no CRC" not in proc.stdout
     else:
-        m = re.search(r"pages, .*: nothing damaged that a check can see \((\d+) of (\d+) pages carry no CRC\)$",
-                      proc.stdout, re.M)  # fmt: skip
+        m = re.search(
+            r"pages, .*: nothing damaged that a check can see "
+            r"\((\d+) of (\d+) pages carry no CRC\)$",
+            proc.stdout,
+            re.M,
+        )
         assert m and m.group(1) == m.group(2) and int(m.group(1)) >= 2, proc.stdout
         assert "write_page_checksum=True" in proc.stdout

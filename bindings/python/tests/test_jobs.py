@@ -104,7 +104,9 @@ def test_a_dead_producers_pid_is_read_from_its_segment_header(shm_dir, job):
         return bytes(h)
 
     path = shm_dir / f"shmloader-{os.getuid()}-{job}-r0"
-    path.write_bytes(header(_lib.PROTOCOL_VERSION))
-    assert _jobs._segment(str(path), job, 0) == (False, 4242)
-    path.write_bytes(header(_lib.PROTOCOL_VERSION - 1))
-    assert _jobs._segment(str(path), job, 0) == (False, None)
+    ours = _lib.lib().shml_protocol_version()
+    path.write_bytes(header(ours))
+    path.chmod(0o600)  # as serve creates them
+    assert _jobs._segment(str(shm_dir), job, 0) == (False, 4242)
+    path.write_bytes(header(ours - 1))
+    assert _jobs._segment(str(shm_dir), job, 0) == (False, None)

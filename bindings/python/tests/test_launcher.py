@@ -5,6 +5,7 @@ SIGKILLed."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -33,10 +34,8 @@ def gone(pid: int, timeout: float) -> bool:
             os.kill(pid, 0)
         except ProcessLookupError:
             return True
-        try:  # a child of this process: reap it
+        with contextlib.suppress(ChildProcessError):  # a child of this process: reap it
             os.waitpid(pid, os.WNOHANG)
-        except ChildProcessError:
-            pass
         time.sleep(0.02)
     return False
 
@@ -56,7 +55,9 @@ def test_serve_in_a_with_block(gen_dataset: Path, shm_dir: Path, library: None) 
 
 
 @pytest.mark.parametrize("keep", ["the loader open", "a batch after close"])
-def test_wait_after_the_last_epoch_read_by_epoch(gen_dataset: Path, shm_dir: Path, library: None, keep: str) -> None:
+def test_wait_after_the_last_epoch_read_by_epoch(
+    gen_dataset: Path, shm_dir: Path, library: None, keep: str
+) -> None:
     """The pattern the README shows: one epoch through loader.epoch(), then wait(). The
     epoch's iterator stops at its end, before the end-of-stream marker, so serve would
     wait for ever on a loader kept open, or closed while the loop's last batch lives on
@@ -121,7 +122,9 @@ def temp_files() -> set[str]:
 
 
 @pytest.mark.parametrize("fork", [False, True], ids=["alone", "with a forked child alive"])
-def test_no_process_or_segment_after_the_parent_is_killed(gen_dataset: Path, shm_dir: Path, fork: bool) -> None:
+def test_no_process_or_segment_after_the_parent_is_killed(
+    gen_dataset: Path, shm_dir: Path, fork: bool
+) -> None:
     before = temp_files()
     script = CHILD.format(config=config(gen_dataset, epochs=0), dir=str(shm_dir), fork=fork)
     parent = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE,

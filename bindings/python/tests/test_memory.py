@@ -15,8 +15,9 @@ import membound
 def test_peak_rss_stays_within_the_bound_and_does_not_grow_with_the_dataset(
     shmloader_bin: Path, tmp_path: Path, library: None
 ) -> None:
-    figs = membound.run(shmloader_bin, tmp_path, [1, 10], rows=100_000, row_group_rows=2048,
-                        sample_s=0.05)
+    figs = membound.run(
+        shmloader_bin, tmp_path, [1, 10], rows=100_000, row_group_rows=2048, sample_s=0.05
+    )
     small, large = figs["scales"]["1"], figs["scales"]["10"]
     assert (small["rows"], large["rows"]) == (100_000, 1_000_000), figs
     assert large["peaks"]["serve"]["hwm"] <= large["bound"], figs

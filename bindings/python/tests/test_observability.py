@@ -52,13 +52,17 @@ def scrape(addr: str) -> dict[tuple[str, str | None], float]:
     return out
 
 
-def test_status_and_metrics_follow_a_running_job(group, gen_dataset: Path, tmp_path: Path, shm_dir: Path, shmloader_bin: Path) -> None:
+def test_status_and_metrics_follow_a_running_job(
+    group, gen_dataset: Path, tmp_path: Path, shm_dir: Path, shmloader_bin: Path
+) -> None:
     cfg = servekit.write_config(tmp_path / "o.yaml", dataset=str(gen_dataset), batch_size=250,
                                 epochs=3, ranks=2, outputs=OUTPUTS,
                                 cache={"dir": str(tmp_path / "cache")})  # fmt: skip
     job = "obs-" + uuid.uuid4().hex[:12]
     serve = group.serve(cfg, job, "--drain-timeout", "30s")
-    loaders = [shmloader.attach(job, r, dir=shm_dir, timeout=20, batch_timeout=20) for r in range(2)]
+    loaders = [
+        shmloader.attach(job, r, dir=shm_dir, timeout=20, batch_timeout=20) for r in range(2)
+    ]
 
     def read(loader: shmloader.Loader) -> None:  # a trainer with a 20 ms step
         for _ in loader:
@@ -73,13 +77,17 @@ def test_status_and_metrics_follow_a_running_job(group, gen_dataset: Path, tmp_p
         assert len(mine) == 1 and mine[0]["ranks"] == [0, 1] and mine[0]["metrics"], listing
         addr = mine[0]["metrics"]
 
-        first = json.loads(status(shmloader_bin, shm_dir, job, "--json", "--interval", "0.3").stdout)
+        first = json.loads(
+            status(shmloader_bin, shm_dir, job, "--json", "--interval", "0.3").stdout
+        )
         m1 = scrape(addr)
         # Wait until both trainers are in a later epoch, which serve reads from its cache
         # (status's cache figures come from a file rewritten each second).
         deadline = time.monotonic() + 30
         while True:
-            second = json.loads(status(shmloader_bin, shm_dir, "--json", job, "--interval", "0.3").stdout)
+            second = json.loads(
+                status(shmloader_bin, shm_dir, "--json", job, "--interval", "0.3").stdout
+            )
             later = min(r["epoch"] for r in second["rings"]) >= 1
             if (later and second["cache"]["hits"] > 0) or time.monotonic() > deadline:
                 break
@@ -100,26 +108,41 @@ def test_status_and_metrics_follow_a_running_job(group, gen_dataset: Path, tmp_p
             assert r["steps_per_epoch"] == 40 and 0 <= r["occupancy"] <= r["slots"]
             assert 0 <= r["producer_wait_pct"] <= 100 and 0 <= r["consumer_wait_pct"] <= 100
             assert r["trainer_pid"] > 0
-    assert second["rings"][0]["rows_read"] > first["rings"][0]["rows_read"], "status counters did not move"
+    assert second["rings"][0]["rows_read"] > first["rings"][0]["rows_read"], (
+        "status counters did not move"
+    )
     assert min(r["epoch"] for r in second["rings"]) >= 1, "the trainers never reached epoch 1"
     assert second["cache"]["hits"] > first["cache"]["hits"], "cache hits did not move"
     assert first["rows_per_s"] > 0 and second["rows_per_s"] > 0
 
     for rank in ("0", "1"):
-        for name in ("shmloader_rows_total", "shmloader_rows_read_total", "shmloader_batches_total",
-                     "shmloader_bytes_total", "shmloader_producer_wait_seconds_total",
-                     "shmloader_consumer_wait_seconds_total", "shmloader_ring_occupancy"):  # fmt: skip
+        for name in (
+            "shmloader_rows_total",
+            "shmloader_rows_read_total",
+            "shmloader_batches_total",
+            "shmloader_bytes_total",
+            "shmloader_producer_wait_seconds_total",
+            "shmloader_consumer_wait_seconds_total",
+            "shmloader_ring_occupancy",
+        ):
             assert (name, rank) in m1, f"{name} rank {rank} missing"
         assert m2[("shmloader_rows_read_total", rank)] > m1[("shmloader_rows_read_total", rank)]
     for name in ("shmloader_cache_hits_total", "shmloader_cache_misses_total",
                  "shmloader_decoded_rows_total", "shmloader_decode_cpu_seconds_total"):  # fmt: skip
         assert (name, None) in m2, f"{name} missing"
-    assert m2[("shmloader_cache_misses_total", None)] > 0 and m2[("shmloader_decode_cpu_seconds_total", None)] > 0
+    assert (
+        m2[("shmloader_cache_misses_total", None)] > 0
+        and m2[("shmloader_decode_cpu_seconds_total", None)] > 0
+    )
     assert m2[("shmloader_cache_hits_total", None)] > m1[("shmloader_cache_hits_total", None)]
 
     text = once.stdout
-    assert once.returncode == 0 and f"job {job}" in text and "RANK" in text and "cache " in text, text
-    assert len(re.findall(r"^\d+\s+\d+\s+\d+/40\s+e\d+ \d+\s+\d+/\d+\s+\d+%\s+\d+%", text, re.M)) == 2, text
+    assert once.returncode == 0 and f"job {job}" in text and "RANK" in text and "cache " in text, (
+        text
+    )
+    assert (
+        len(re.findall(r"^\d+\s+\d+\s+\d+/40\s+e\d+ \d+\s+\d+/\d+\s+\d+%\s+\d+%", text, re.M)) == 2
+    ), text
 
     assert "decode" in text and "cores of CPU)" in text, "a 1.1 s span sees two status files"
     # The trainers' own view: every row of the 3 epochs; with a 20 ms step they are the
@@ -147,7 +170,16 @@ def test_log_formats(group, gen_dataset: Path, tmp_path: Path, shm_dir: Path) ->
             status_recs = [rec for rec in recs if "rows_per_s" in rec]
             assert status_recs, "no status record"
             ring = status_recs[-1]["rings"][0]
-            assert {"rank", "epoch", "step", "steps", "occupancy", "slots", "trainer", "wait_pct"} <= ring.keys()
+            assert {
+                "rank",
+                "epoch",
+                "step",
+                "steps",
+                "occupancy",
+                "slots",
+                "trainer",
+                "wait_pct",
+            } <= ring.keys()
             assert any(rec.get("steps_per_rank") == 20 for rec in recs), "no plan record"
             done = [rec for rec in recs if rec.get("rank") == 0 and "batches" in rec]
             assert done and done[0]["batches"] == 20 and done[0]["rows"] == servekit.GEN_ROWS
@@ -156,12 +188,16 @@ def test_log_formats(group, gen_dataset: Path, tmp_path: Path, shm_dir: Path) ->
             assert any("rows_per_s=" in line for line in lines)
 
 
-def test_status_without_jobs_and_of_a_job_that_is_not_live(shm_dir: Path, shmloader_bin: Path) -> None:
+def test_status_without_jobs_and_of_a_job_that_is_not_live(
+    shm_dir: Path, shmloader_bin: Path
+) -> None:
     out = status(shmloader_bin, shm_dir)
     assert out.returncode == 0 and "no live jobs" in out.stdout
     assert json.loads(status(shmloader_bin, shm_dir, "--json").stdout) == []
     out = status(shmloader_bin, shm_dir, "nosuchjob", "--once")
-    assert out.returncode == 1 and "no live producer" in out.stderr and "live jobs: none" in out.stderr
+    assert (
+        out.returncode == 1 and "no live producer" in out.stderr and "live jobs: none" in out.stderr
+    )
     out = status(shmloader_bin, shm_dir, "-h")
     assert out.returncode == 0 and "usage: shmloader status" in out.stdout
 
@@ -174,8 +210,9 @@ print("read", flush=True)
 """
 
 
-def test_a_trainer_that_exits_without_detaching_holds_nobody_back(group, gen_dataset: Path, tmp_path: Path,
-                                                                   shm_dir: Path, shmloader_bin: Path) -> None:  # fmt: skip
+def test_a_trainer_that_exits_without_detaching_holds_nobody_back(
+    group, gen_dataset: Path, tmp_path: Path, shm_dir: Path, shmloader_bin: Path
+) -> None:
     """Its ring header still names its pid, but its consumer lock went with the process:
     serve, status and the metrics count it gone, and the other rank reads on."""
     cfg = servekit.write_config(tmp_path / "x.yaml", dataset=str(gen_dataset), batch_size=250,

@@ -28,7 +28,8 @@ RANKS, BATCHES = 2, 40
 
 
 def free_uids(n: int) -> list[int]:
-    out, uid = [], 54320
+    out: list[int] = []
+    uid = 54320
     while len(out) < n:
         try:
             pwd.getpwuid(uid)
@@ -77,8 +78,22 @@ def start_as_user(uid: int, argv: list[str]) -> subprocess.Popen:
 def test_another_user_cannot_read_remove_or_clean_a_jobs_segments(users: dict) -> None:
     owner, other, shm = users["owner"], users["other"], users["shm"]
     job = "u" + uuid.uuid4().hex[:8]
-    prod = start_as_user(owner, [str(users["bin"]), "debug-produce", "--job", job, "--dir", str(shm),
-                                 "--ranks", str(RANKS), "--batches", str(BATCHES), "--quiet"])  # fmt: skip
+    prod = start_as_user(
+        owner,
+        [
+            str(users["bin"]),
+            "debug-produce",
+            "--job",
+            job,
+            "--dir",
+            str(shm),
+            "--ranks",
+            str(RANKS),
+            "--batches",
+            str(BATCHES),
+            "--quiet",
+        ],
+    )
     try:
         segs = [shm / f"shmloader-{owner}-{job}-r{r}" for r in range(RANKS)]
         deadline = time.monotonic() + 20
@@ -102,8 +117,21 @@ def test_another_user_cannot_read_remove_or_clean_a_jobs_segments(users: dict) -
         assert all(p.exists() for p in segs), f"the other user's clean removed segments: {clean}"
         # The owner's trainers read every batch, each row's payload checked by its CRC.
         for r in range(RANKS):
-            got = as_user(owner, [str(users["consume"]), "--job", job, "--rank", str(r), "--dir", str(shm),
-                                  "--timeout-ms", "20000"], timeout=60)  # fmt: skip
+            got = as_user(
+                owner,
+                [
+                    str(users["consume"]),
+                    "--job",
+                    job,
+                    "--rank",
+                    str(r),
+                    "--dir",
+                    str(shm),
+                    "--timeout-ms",
+                    "20000",
+                ],
+                timeout=60,
+            )
             assert got.returncode == 0, got
             m = re.search(r"rank=(\d+) batches=(\d+)", got.stdout)
             assert m and int(m.group(2)) == BATCHES, got.stdout
@@ -125,17 +153,57 @@ def test_what_another_user_plants_under_a_jobs_names_is_never_trusted(users: dic
     os.chown(target, owner, owner)
     planted = shm / f"shmloader-{owner}-{job}-r0"
     link = shm / f"shmloader-{owner}-{job}-r1"
-    plant = as_user(other, ["sh", "-c", 'head -c 4096 /dev/zero > "$1" && chmod 666 "$1" && ln -s "$3" "$2"',
-                            "plant", str(planted), str(link), str(target)])  # fmt: skip
+    plant = as_user(
+        other,
+        [
+            "sh",
+            "-c",
+            'head -c 4096 /dev/zero > "$1" && chmod 666 "$1" && ln -s "$3" "$2"',
+            "plant",
+            str(planted),
+            str(link),
+            str(target),
+        ],
+    )
     assert plant.returncode == 0, plant
     # The owner's trainer: neither the file nor the link is a segment of its own.
     for rank, what in ((0, "file"), (1, "link")):
-        att = as_user(owner, [str(users["consume"]), "--job", job, "--rank", str(rank), "--dir", str(shm),
-                              "--timeout-ms", "300"])  # fmt: skip
-        assert att.returncode != 0 and "SHML_EPERM" in att.stderr and "owned by this user" in att.stderr, (what, att)
+        att = as_user(
+            owner,
+            [
+                str(users["consume"]),
+                "--job",
+                job,
+                "--rank",
+                str(rank),
+                "--dir",
+                str(shm),
+                "--timeout-ms",
+                "300",
+            ],
+        )
+        assert (
+            att.returncode != 0
+            and "SHML_EPERM" in att.stderr
+            and "owned by this user" in att.stderr
+        ), (what, att)
     # The owner's serve does not start over them, and says whose they are.
-    run = as_user(owner, [str(users["bin"]), "serve", "--config", str(users["cfg"]), "--dir", str(shm),
-                          "--job", job, "--epochs", "1", "--quiet"])  # fmt: skip
+    run = as_user(
+        owner,
+        [
+            str(users["bin"]),
+            "serve",
+            "--config",
+            str(users["cfg"]),
+            "--dir",
+            str(shm),
+            "--job",
+            job,
+            "--epochs",
+            "1",
+            "--quiet",
+        ],
+    )
     assert run.returncode == 1, run
     servekit.assert_no_panic(run.stderr)
     assert f"owned by uid {other}" in run.stderr and "another --dir" in run.stderr, run.stderr

@@ -169,8 +169,12 @@ def test_flipped_bytes_in_a_column_chunk_of_a_gen_file(group, gen_dataset, tmp_p
     victim = ds / "part-00001.parquet"
     servekit.flip_middle_of_chunk(victim, 5, "f003")
     cfg = config(tmp_path / "c.yaml", ds, shuffle=IN_ORDER)
-    _, res = expect_failure(group, cfg, mentions=["part-00001.parquet", "row group 5", "f003", DAMAGED_HINT],
-                            batches_ok=True)  # fmt: skip
+    _, res = expect_failure(
+        group,
+        cfg,
+        mentions=["part-00001.parquet", "row group 5", "f003", DAMAGED_HINT],
+        batches_ok=True,
+    )
     assert res.end == "gone", res.meta  # the trainer attached and learnt why serve stopped
     clean = pq.read_table(gen_dataset)
     x = np.stack([np.nan_to_num(clean[f"f{j:03d}"].to_numpy(zero_copy_only=False), nan=0.0)
@@ -199,8 +203,9 @@ def test_flipped_bytes_in_a_page_with_a_standard_page_crc(group, tmp_path, compr
     servekit.flip_middle_of_chunk(victim, 1, "v")
     cfg = config(tmp_path / "c.yaml", ds, batch_size=100, shuffle=IN_ORDER,
                  outputs={"v": {"columns": "v", "dtype": "float64"}, "id": "id"})  # fmt: skip
-    _, res = expect_failure(group, cfg, mentions=["data.parquet", "row group 1", '"v"', DAMAGED_HINT],
-                            batches_ok=True)  # fmt: skip
+    _, res = expect_failure(
+        group, cfg, mentions=["data.parquet", "row group 1", '"v"', DAMAGED_HINT], batches_ok=True
+    )
     check_delivered(res, {"v": table["v"].to_numpy(), "id": table["id"].to_numpy()},
                     range(1000, 2000))  # fmt: skip
 

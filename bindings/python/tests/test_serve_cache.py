@@ -30,8 +30,8 @@ import sys
 import tempfile
 import time
 import uuid
-from dataclasses import dataclass
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -149,8 +149,8 @@ def serve_and_read(env: dict[str, Any], name: str, *flags: str, cache: Path | No
 
 def assert_same_streams(got: Streams, want: Streams, what: str) -> None:
     assert len(got) == len(want) == RANKS
-    for r, (g, w) in enumerate(zip(got, want)):
-        diff = [i for i, (a, b) in enumerate(zip(g, w)) if a != b]
+    for r, (g, w) in enumerate(zip(got, want, strict=True)):
+        diff = [i for i, (a, b) in enumerate(zip(g, w, strict=False)) if a != b]
         assert len(g) == len(w) and not diff, (
             f"{what}: rank {r}: {len(g)} batches vs {len(w)} without a cache; {len(diff)} "
             f"differ, first at (epoch, step) {g[diff[0]][:2] if diff else None}"
@@ -201,7 +201,7 @@ def statuses(serve: servekit.Serve) -> list[Status]:
     return found
 
 
-def closing(serve: servekit.Serve) -> dict[str, int | str]:
+def closing(serve: servekit.Serve) -> dict[str, Any]:
     """serve's closing cache line: this run's totals."""
     m = CLOSING_RE.search(serve.stderr)
     assert m, f"no closing cache line\n{serve.stderr}"
@@ -415,9 +415,9 @@ def test_rewritten_or_touched_parquet_file_misses_only_its_row_groups(env, tmp_p
     if after.st_mtime_ns == before.st_mtime_ns:  # a coarse clock: the rewrite still moves it
         os.utime(victim, ns=(after.st_atime_ns, after.st_mtime_ns + 10**9))
     want = serve_and_read(env, "rw-off", cfg=cfg).streams
-    assert any(a != b for s, t in zip(want, first.streams) for a, b in zip(s, t)), (
-        "the rewrite changed no batch: the test would not see stale data"
-    )
+    assert any(
+        a != b for s, t in zip(want, first.streams, strict=True) for a, b in zip(s, t, strict=False)
+    ), "the rewrite changed no batch: the test would not see stale data"
     run = serve_and_read(env, "rw-rewritten", cache=cache, cfg=cfg, slow=SLOW)
     assert_same_streams(run.streams, want, "a file rewritten in place")
     st = startup(run.serve, cache)
@@ -458,7 +458,9 @@ def test_rewritten_file_with_its_old_mtime_restored_is_not_served_stale(env, tmp
     assert (after.st_size, after.st_mtime_ns) == (before.st_size, before.st_mtime_ns)
     assert after.st_ctime_ns != before.st_ctime_ns
     want = serve_and_read(env, "restored-off", cfg=cfg).streams
-    assert any(a != b for s, t in zip(want, first.streams) for a, b in zip(s, t))
+    assert any(
+        a != b for s, t in zip(want, first.streams, strict=True) for a, b in zip(s, t, strict=False)
+    )
     run = serve_and_read(env, "restored", cache=cache, cfg=cfg)
     st = startup(run.serve, cache)
     assert_same_streams(run.streams, want, f"a rewritten file with its old mtime ({st.line})")
@@ -614,7 +616,8 @@ def small_disk(where: Path) -> Iterator[Path | None]:
         rc, err = 127, f"{exc} (permission: no mount command)"
     if rc != 0 or os.environ.get("SHMLOADER_TEST_NO_MOUNT"):
         assert os.environ.get("SHMLOADER_TEST_NO_MOUNT") or re.search(
-            r"permission|not permitted|superuser|only root", err, re.I), err
+            r"permission|not permitted|superuser|only root", err, re.I
+        ), err
         if rc == 0:
             subprocess.run(["umount", str(where)], check=True, timeout=30)
         yield None

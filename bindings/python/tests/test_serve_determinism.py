@@ -109,7 +109,7 @@ def test_streams_are_byte_identical_across_runs_and_worker_counts(env, baseline,
     _, results = serve_and_read(env, *flags, name="again")
     for r, res in enumerate(results):
         got = res.stream()
-        diff = [i for i, (a, b) in enumerate(zip(got, baseline[r])) if a != b]
+        diff = [i for i, (a, b) in enumerate(zip(got, baseline[r], strict=False)) if a != b]
         assert len(got) == len(baseline[r]) and not diff, (
             f"rank {r} with {flags}: {len(diff)} batches differ from --workers 1, first "
             f"(epoch, step) {got[diff[0]][:2] if diff else None}"

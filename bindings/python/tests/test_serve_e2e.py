@@ -157,8 +157,12 @@ def reference(t: pa.Table) -> dict[str, np.ndarray]:
         axis=1,
     )
     ref["strs"] = np.stack(
-        [servekit.hash_bucket_column(["" if v is None else v for v in t[c].to_pylist()],
-                                     STR_BUCKETS) for c in ("s00", "s01")],  # fmt: skip
+        [
+            servekit.hash_bucket_column(
+                ["" if v is None else v for v in t[c].to_pylist()], STR_BUCKETS
+            )
+            for c in ("s00", "s01")
+        ],  # fmt: skip
         axis=1,
     )
     ref["s01raw"] = servekit.hash_bucket_column(t["s01"].to_pylist(), **RAW_HASH)
@@ -245,8 +249,12 @@ def test_without_drop_last_every_row_once_and_one_short_batch(group, gen_dataset
     for epoch in range(EPOCHS):
         ids = np.concatenate([res.epoch_rows(epoch) for res in results])
         assert np.array_equal(np.sort(ids), np.arange(GEN_ROWS)), f"epoch {epoch}"
-        sizes = sorted((r, b["step"], b["rows"]) for r, res in enumerate(results)
-                       for b in res.batches if b["epoch"] == epoch and b["rows"] != batch)  # fmt: skip
+        sizes = sorted(
+            (r, b["step"], b["rows"])
+            for r, res in enumerate(results)
+            for b in res.batches
+            if b["epoch"] == epoch and b["rows"] != batch
+        )
         assert sizes == sorted((g % ranks, g // ranks, short) for g in short_batches), sizes
     shorts = [sum(g % ranks == r for g in short_batches) for r in range(ranks)]
     assert serve.results() == {

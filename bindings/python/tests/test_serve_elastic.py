@@ -34,8 +34,14 @@ def config(tmp_path: Path, dataset: Path) -> Path:
     )  # fmt: skip
 
 
-def run_job(group: servekit.Group, cfg: Path, ranks: int, *consume: str, resume: Path | None = None,
-            save: Path | None = None) -> list[servekit.Result]:
+def run_job(
+    group: servekit.Group,
+    cfg: Path,
+    ranks: int,
+    *consume: str,
+    resume: Path | None = None,
+    save: Path | None = None,
+) -> list[servekit.Result]:
     """Serves cfg to `ranks` trainers started with `consume` flags; rank 0 also saves its
     state to `save`. Stops serve once every trainer is done."""
     job = "el-" + uuid.uuid4().hex[:10]

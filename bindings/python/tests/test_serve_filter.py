@@ -31,8 +31,9 @@ def cycle(values: list[Any], shift: int) -> list[Any]:
 
 DATA: dict[str, list[Any]] = {
     "id": list(range(ROWS)),
-    "i64": cycle([None, 0, 1, -1, 300, -300, 2**63 - 1, -(2**63), 42, None, 7, 2**53,
-                  2**53 + 1], 0),
+    "i64": cycle(
+        [None, 0, 1, -1, 300, -300, 2**63 - 1, -(2**63), 42, None, 7, 2**53, 2**53 + 1], 0
+    ),
     "u64": cycle([None, 0, 5, 6, U63, 2**64 - 1, U63 - 1, 3], 1),
     "s": cycle([None, "", "a", "b", "ba", "é", "B", "zz", "a", None, "b\x00"], 2),
     "f": cycle([None, -math.inf, math.inf, -1.0, 0.0, 0.5, 2.5, 1e300, -0.0, 0.25], 3),
@@ -96,8 +97,13 @@ def dataset(tmp_path_factory) -> Path:
     return ds
 
 
-@pytest.mark.parametrize("flt", PREDICATES, ids=lambda f: " and ".join(
-    f"{p['column']} {p['op']} {p.get('value', p.get('values', ''))}" for p in f))
+@pytest.mark.parametrize(
+    "flt",
+    PREDICATES,
+    ids=lambda f: " and ".join(
+        f"{p['column']} {p['op']} {p.get('value', p.get('values', ''))}" for p in f
+    ),
+)
 def test_filter_keeps_exactly_the_matching_rows(group, dataset, tmp_path, flt):
     want = [i for i in range(ROWS) if all(holds(p, DATA[p["column"]][i]) for p in flt)]
     assert 0 < len(want) < ROWS, "a predicate must keep some rows and drop some"

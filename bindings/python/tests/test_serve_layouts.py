@@ -138,7 +138,9 @@ def serve(shmloader_bin: Path, root: Path, tmp: Path, decoder: str) -> servekit.
         tmp / f"layouts-{decoder}.yaml", dataset=str(root), batch_size=BATCH, partitions=1,
         shuffle={"row_groups": False, "window": 0}, drop_last=True, outputs=OUTPUTS,
     )  # fmt: skip
-    return servekit.serve_in_order(shmloader_bin, tmp, cfg, f"rank0-{decoder}", {"SHMLOADER_DECODER": decoder})
+    return servekit.serve_in_order(
+        shmloader_bin, tmp, cfg, f"rank0-{decoder}", {"SHMLOADER_DECODER": decoder}
+    )
 
 
 @pytest.fixture(scope="module")
@@ -174,8 +176,9 @@ def expected(rows: list[dict[str, Any]]) -> dict[str, np.ndarray]:
     return {
         "id": np.array([r["id"] for r in rows], np.int64),
         "year_x": np.array([[r["year"], num(field(r, "st.b.c"), NAN)] for r in rows]),
-        "nested": np.array([[num(field(r, "st.a"), -1), num(field(r, "st.b.c"), -1)]
-                            for r in rows]),  # fmt: skip
+        "nested": np.array(
+            [[num(field(r, "st.a"), -1), num(field(r, "st.b.c"), -1)] for r in rows]
+        ),  # fmt: skip
         "country": h(["none" if r["country"] is None else r["country"] for r in rows], 1000),
         "year_hash": h([r["year"] for r in rows], 7),
         "cat": h(["?" if r["cat"] is None else r["cat"] for r in rows], 1000),

@@ -64,7 +64,7 @@ def test_two_nodes_deliver_exactly_the_batches_of_one_node_with_all_ranks(
 
     g_total = (servekit.GEN_ROWS // BATCH) // WORLD * WORLD
     summaries = [s.summary() for s, _ in started]
-    for k, summ in enumerate(summaries):
+    for summ in summaries:
         assert summ["global"] == g_total, summ
         assert (summ["partitions"], summ["node_rows"]) == (2, servekit.GEN_ROWS // 2), summ
         assert summ["steps"] == g_total // WORLD, summ
@@ -79,7 +79,7 @@ def test_two_nodes_deliver_exactly_the_batches_of_one_node_with_all_ranks(
                 g = (b["step"] * ranks + r) * nodes + node
                 key = (b["epoch"], g)
                 assert key not in into, f"global batch {key} delivered twice"
-                into[key] = (b["sha"], res.tensors["id"][offsets[i]:offsets[i + 1]])
+                into[key] = (b["sha"], res.tensors["id"][offsets[i] : offsets[i + 1]])
 
     want: dict = {}
     by_global(single, 0, 1, want)

@@ -4,6 +4,8 @@ library, and start positions outside the run are refused at start-up."""
 
 from __future__ import annotations
 
+import re
+import subprocess
 import time
 import uuid
 from pathlib import Path
@@ -23,7 +25,9 @@ def read_to_end(loader: shmloader.Loader) -> list[tuple[int, int, bytes]]:
     return out
 
 
-def test_seek_after_the_end_of_the_stream_is_answered(group, gen_dataset: Path, tmp_path: Path, shm_dir: Path) -> None:
+def test_seek_after_the_end_of_the_stream_is_answered(
+    group, gen_dataset: Path, tmp_path: Path, shm_dir: Path
+) -> None:
     cfg = servekit.write_config(tmp_path / "p.yaml", dataset=str(gen_dataset), batch_size=1000,
                                 epochs=2, ranks=1, outputs=OUTPUTS)  # fmt: skip
     job = "pos-" + uuid.uuid4().hex[:12]
@@ -38,7 +42,9 @@ def test_seek_after_the_end_of_the_stream_is_answered(group, gen_dataset: Path, 
     assert servekit.segments(shm_dir) == []
 
 
-def test_start_positions_outside_the_run_are_refused(group, gen_dataset: Path, tmp_path: Path) -> None:
+def test_start_positions_outside_the_run_are_refused(
+    group, gen_dataset: Path, tmp_path: Path
+) -> None:
     cfg = servekit.write_config(tmp_path / "p.yaml", dataset=str(gen_dataset), batch_size=1000,
                                 epochs=2, ranks=1, outputs=OUTPUTS)  # fmt: skip
     state = tmp_path / "state.json"
@@ -54,15 +60,20 @@ def test_start_positions_outside_the_run_are_refused(group, gen_dataset: Path, t
         assert rc == 1 and words in serve.stderr, serve.describe()
 
 
-def test_steps_per_epoch_len_and_range(group, gen_dataset: Path, tmp_path: Path, shm_dir: Path) -> None:
+def test_steps_per_epoch_len_and_range(group, gen_dataset: Path, tmp_path: Path, shm_dir: Path,
+                                       shmloader_bin: Path) -> None:  # fmt: skip
     """The ring names the run: len(loader) is the epoch's batches, a seek or a saved state
     beyond the run is refused with the valid range, and the epoch iterator's len counts
-    what is left (a progress bar's total)."""
+    what is left (a progress bar's total). It names serve's plan version too, which a
+    saved state carries and a state of another version is refused by."""
     cfg = servekit.write_config(tmp_path / "p.yaml", dataset=str(gen_dataset), batch_size=1000,
                                 epochs=2, ranks=2, outputs=OUTPUTS)  # fmt: skip
     job = "len-" + uuid.uuid4().hex[:12]
     serve = group.serve(cfg, job, "--drain-timeout", "20s")
-    loaders = [shmloader.attach(job=job, rank=r, dir=shm_dir, timeout=20, batch_timeout=20) for r in range(2)]
+    loaders = [
+        shmloader.attach(job=job, rank=r, dir=shm_dir, timeout=20, batch_timeout=20)
+        for r in range(2)
+    ]
     try:
         summary = serve.summary()
         a, b = loaders
@@ -70,7 +81,9 @@ def test_steps_per_epoch_len_and_range(group, gen_dataset: Path, tmp_path: Path,
         assert (a.info.steps_per_epoch, a.info.epochs, a.info.global_batches) == (10, 2, 20)
         with pytest.raises(shmloader.OutOfRange, match=r"epochs 0\.\.1"):
             a.seek(2, 0)
-        with pytest.raises(shmloader.OutOfRange, match=r"steps 0\.\.9 per epoch \(step 10 is the epoch's end\)"):
+        with pytest.raises(
+            shmloader.OutOfRange, match=r"steps 0\.\.9 per epoch \(step 10 is the epoch's end\)"
+        ):
             a.seek(0, 11)
         with pytest.raises(shmloader.OutOfRange, match="past the run"):
             a.load_state_dict({"epoch": 5, "step": 0, "world": 2, "base": 0,
@@ -90,13 +103,27 @@ def test_steps_per_epoch_len_and_range(group, gen_dataset: Path, tmp_path: Path,
         a.seek(1, 10)  # the end of the last epoch is a position: nothing left in it
         assert list(a.epoch()) == [] and a.next() is None and a.ended
         assert [(x.epoch, x.step) for x in b] == [(1, s) for s in range(10)]
+        version = subprocess.run(
+            [shmloader_bin, "version"], capture_output=True, text=True, check=True
+        )
+        plan = int(re.search(r"\bplan (\d+)", version.stdout).group(1))  # type: ignore[union-attr]
+        assert a.info.plan_version == a.state_dict()["plan_version"] == plan
+        with pytest.raises(
+            shmloader.InvalidArgument,
+            match=f"saved with plan version {plan + 1}; this shmloader serves plan version {plan},",
+        ):
+            a.load_state_dict(
+                {"epoch": 0, "step": 0, "config_hash": a.info.config_hash, "plan_version": plan + 1}
+            )
     finally:
         for loader in loaders:
             loader.close()
     assert serve.wait(timeout=20) == 0, serve.describe()
 
 
-def test_stats_measure_the_data_stall(group, gen_dataset: Path, tmp_path: Path, shm_dir: Path) -> None:
+def test_stats_measure_the_data_stall(
+    group, gen_dataset: Path, tmp_path: Path, shm_dir: Path
+) -> None:
     """loader.stats(): a trainer slower than the producer barely waits; the waits it has
     are measured in the C library (and shown in the ring header to observers)."""
     cfg = servekit.write_config(tmp_path / "p.yaml", dataset=str(gen_dataset), batch_size=500,

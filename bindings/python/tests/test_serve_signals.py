@@ -76,7 +76,7 @@ def test_signal_while_trainers_read(group, gen_dataset, tmp_path, shm_dir, sig):
         steps = positions[0][1] + len(positions)
         epoch0 = positions[0][0]
         # One rank's stream is consecutive steps, epoch after epoch.
-        for (e1, s1), (e2, s2) in zip(positions, positions[1:]):
+        for (e1, s1), (e2, s2) in zip(positions, positions[1:], strict=False):
             assert (e2, s2) == (e1, s1 + 1) or (e2 == e1 + 1 and s2 == 0), (e1, s1, e2, s2)
         assert epoch0 == 0 and steps > 0
 

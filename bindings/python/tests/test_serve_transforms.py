@@ -99,7 +99,7 @@ SCHEMA = pa.schema([
     ("ls", pa.large_string()), ("bs", pa.binary()), ("llst", pa.large_list(pa.int32())),
 ])  # fmt: skip
 
-PAD_F = {"length": 4, "value": -1.0}
+PAD_F: dict[str, Any] = {"length": 4, "value": -1.0}
 OUTPUTS: dict[str, Any] = {
     "cast_i8": {"columns": "i64", "transforms": [{"cast": "int8"}]},
     "cast_f2i32": {"columns": "fl", "transforms": [{"cast": {"dtype": "int32"}}]},
@@ -374,7 +374,7 @@ def test_hash_bucket_ints(served, data):
 def test_hash_bucket_after_a_cast_of_floats(served, data):
     x, null = floats(data["fl"])
     as_int = servekit.float_to_int(x, np.int64)
-    values = [None if n else int(v) for v, n in zip(as_int, null)]
+    values = [None if n else int(v) for v, n in zip(as_int, null, strict=True)]
     check(served, "hash_cast", servekit.hash_bucket_column(values, 1000), "int64")
 
 

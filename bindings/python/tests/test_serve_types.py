@@ -196,7 +196,9 @@ def serve(bin: Path, tmp: Path, ds: Path, outputs: dict[str, Any], decoder: str)
         tmp / f"{ds.name}-{decoder}.yaml", dataset=str(ds / "part-*.parquet"), batch_size=BATCH,
         shuffle={"row_groups": False, "window": 0}, drop_last=True, outputs=outputs,
     )  # fmt: skip
-    res = servekit.serve_in_order(bin, tmp, cfg, f"{ds.name}-{decoder}", {"SHMLOADER_DECODER": decoder})
+    res = servekit.serve_in_order(
+        bin, tmp, cfg, f"{ds.name}-{decoder}", {"SHMLOADER_DECODER": decoder}
+    )
     assert np.array_equal(res.tensors["id"], np.arange(ROWS)), "rows out of file order"
     return res
 

@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from decimal import Decimal
@@ -96,13 +96,13 @@ class Maker:
     def mask(self) -> np.ndarray:
         return self.rng.random(ROWS) < NULLS
 
-    def holes(self, values: list[Any], edges: list[Any] = ()) -> list[Any]:
+    def holes(self, values: list[Any], edges: Sequence[Any] = ()) -> list[Any]:
         values = list(values)
         for k, e in enumerate(edges):
             values[(k * 97 + 3) % ROWS] = e
         return [None if m else v for v, m in zip(values, self.mask(), strict=True)]
 
-    def array(self, values: list[Any], typ: pa.DataType, edges: list[Any] = ()) -> pa.Array:
+    def array(self, values: list[Any], typ: pa.DataType, edges: Sequence[Any] = ()) -> pa.Array:
         return pa.array(self.holes(values, edges), typ)
 
     def ints(self, dtype: Any) -> pa.Array:
@@ -151,7 +151,8 @@ def base_table() -> pa.Table:
     cols: dict[str, pa.Array] = {"id": pa.array(np.arange(ROWS), pa.int64())}
     for name, dtype in zip(INTS, INT_DTYPES, strict=True):
         cols[name] = m.ints(dtype)
-    for name, dtype in (("f16", np.float16), ("f32", np.float32), ("f64", np.float64)):
+    floats: list[tuple[str, Any]] = [("f16", np.float16), ("f32", np.float32), ("f64", np.float64)]
+    for name, dtype in floats:
         cols[name] = m.floats(dtype)
     cols["b"] = m.array([bool(v) for v in m.rng.integers(0, 2, ROWS)], pa.bool_())
     cols["s"] = m.pick(WORDS, pa.string())
@@ -235,7 +236,7 @@ DUCKDB_FILES = [  # rows, COMPRESSION, PARQUET_VERSION; a DuckDB row group holds
     ("BROTLI", 256, "brotli", "V1"),
     ("LZ4", 256, "lz4_raw", "V2"),  # DuckDB's lz4 is LZ4_RAW too
 ]
-POLARS_FILES = [  # compression, statistics
+POLARS_FILES: list[tuple[str, Any, Any]] = [  # compression, statistics
     ("UNCOMPRESSED", "uncompressed", True),
     ("SNAPPY", "snappy", False),
     ("GZIP", "gzip", "full"),
@@ -601,7 +602,9 @@ def serve(bin: Path, tmp: Path, root: Path, outputs: dict[str, Any],
         tmp / f"{root.name}-{decoder}.yaml", dataset=str(root), batch_size=BATCH, partitions=1,
         shuffle={"row_groups": False, "window": 0}, drop_last=True, outputs=outputs,
     )  # fmt: skip
-    return servekit.serve_in_order(bin, tmp, cfg, f"{root.name}-{decoder}", {"SHMLOADER_DECODER": decoder})
+    return servekit.serve_in_order(
+        bin, tmp, cfg, f"{root.name}-{decoder}", {"SHMLOADER_DECODER": decoder}
+    )
 
 
 @dataclass

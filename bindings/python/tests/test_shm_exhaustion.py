@@ -27,27 +27,55 @@ def in_namespace(shmloader_bin: Path, tmp: Path, config: Path, size: str, mode: 
     (tmp / "mnt").mkdir()
     (tmp / "logs").mkdir()
     proc = subprocess.run(
-        [*unshare, sys.executable, str(SHMFULL), "--bin", str(shmloader_bin), "--config", str(config),
-         "--dir", str(tmp / "mnt"), "--tmp", str(tmp / "logs"), "--size", size, mode],
-        capture_output=True, text=True, timeout=240, env=servekit.child_env(),
-    )  # fmt: skip
-    assert proc.returncode == 0, f"shmfull.py {mode}: rc {proc.returncode}\n{proc.stdout}\n{proc.stderr}"
+        [
+            *unshare,
+            sys.executable,
+            str(SHMFULL),
+            "--bin",
+            str(shmloader_bin),
+            "--config",
+            str(config),
+            "--dir",
+            str(tmp / "mnt"),
+            "--tmp",
+            str(tmp / "logs"),
+            "--size",
+            size,
+            mode,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=240,
+        env=servekit.child_env(),
+    )
+    assert proc.returncode == 0, (
+        f"shmfull.py {mode}: rc {proc.returncode}\n{proc.stdout}\n{proc.stderr}"
+    )
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
-def test_serve_fails_at_start_on_a_tmpfs_too_small_for_its_rings(shmloader_bin, gen_dataset, tmp_path):
+def test_serve_fails_at_start_on_a_tmpfs_too_small_for_its_rings(
+    shmloader_bin, gen_dataset, tmp_path
+):
     cfg = servekit.write_config(tmp_path / "c.yaml", dataset=str(gen_dataset), batch_size=1000,
                                 ranks=2, ring_depth=8, outputs=OUTPUTS)  # fmt: skip
     out = in_namespace(shmloader_bin, tmp_path, cfg, "64k", "start")
     err = out["stderr"]
     assert out["serve_rc"] == 1, out
     servekit.assert_no_panic(err)
-    for word in ("--shm-size", "SHMLOADER_SHM_DIR", "ring depth or batch size", str(tmp_path / "mnt")):
+    for word in (
+        "--shm-size",
+        "SHMLOADER_SHM_DIR",
+        "ring depth or batch size",
+        str(tmp_path / "mnt"),
+    ):
         assert word in err, f"the error does not say {word!r}:\n{err}"
     assert out["left"] == [], f"a failed start left {out['left']} in the tmpfs"
 
 
-def test_a_tmpfs_that_fills_after_start_costs_no_sigbus_and_no_batch(shmloader_bin, gen_dataset, tmp_path):
+def test_a_tmpfs_that_fills_after_start_costs_no_sigbus_and_no_batch(
+    shmloader_bin, gen_dataset, tmp_path
+):
     # A deep ring of small slots: when the tmpfs fills, serve has written only some of its
     # slots (the trainers read slowly), so a slot page allocated on first write instead
     # of at creation would be a SIGBUS.

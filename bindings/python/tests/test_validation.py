@@ -37,7 +37,7 @@ def forge(job: str, shm_dir: Path, library: None) -> Iterator:
         os.close(fd)
 
 
-def header(magic: bytes = b"SHMLRING", version: int = 4) -> bytes:
+def header(magic: bytes = b"SHMLRING", version: int = 5) -> bytes:
     return (magic + struct.pack("<I", version)).ljust(8192, b"\0")
 
 
@@ -45,8 +45,8 @@ def header(magic: bytes = b"SHMLRING", version: int = 4) -> bytes:
     "data,mode,cls,code_name",
     [
         (header(magic=b"NOTARING"), 0o600, shmloader.Corrupt, "SHML_EMAGIC"),
-        (header(version=3), 0o600, shmloader.VersionMismatch, "SHML_EVERSION"),
-        (header(version=5), 0o600, shmloader.VersionMismatch, "SHML_EVERSION"),
+        (header(version=4), 0o600, shmloader.VersionMismatch, "SHML_EVERSION"),
+        (header(version=6), 0o600, shmloader.VersionMismatch, "SHML_EVERSION"),
         (header(), 0o644, shmloader.PermissionDenied, "SHML_EPERM"),
         (header()[:100], 0o600, shmloader.Corrupt, "SHML_ESIZE"),
     ],
@@ -62,7 +62,7 @@ def test_untrusted_segment_is_refused(forge, job, shm_dir, data, mode, cls, code
     assert f"job={job!r} rank=0" in str(info.value)
     if code_name == "SHML_EVERSION":  # names both versions
         theirs = struct.unpack("<I", data[8:12])[0]
-        assert f"speaks ring protocol version {theirs}, this library 4" in str(info.value)
+        assert f"speaks ring protocol version {theirs}, this library 5" in str(info.value)
 
 
 def test_bad_job_name_is_invalid_argument(shm_dir, library):

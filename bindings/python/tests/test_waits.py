@@ -53,16 +53,29 @@ def test_trainer_that_stops_early_ends_serve_after_the_grace(group, gen_dataset,
     """A loop that breaks (max steps) against epochs: 2: serve ends detach_grace after the
     trainer left, exit 0; not for ever."""
     job = new_job("early")
-    serve = group.serve(config(tmp_path, gen_dataset, "early", epochs=2), job, "--detach-grace", "2s",
-                        "--progress", "500ms")  # fmt: skip
+    serve = group.serve(
+        config(tmp_path, gen_dataset, "early", epochs=2),
+        job,
+        "--detach-grace",
+        "2s",
+        "--progress",
+        "500ms",
+    )
     trainer = group.consume(job, 0, "early", "--max-batches", "5")
     res = trainer.result(timeout=30)
     assert res.end == "max" and len(res.batches) == 5, res.meta
     left = time.monotonic()
     exited = exited_clean(serve, shm_dir, timeout=30)
-    assert 1.5 <= exited - left <= 8, f"serve ended {exited - left:.1f} s after the trainer, grace 2 s"
-    assert "every trainer has detached (rank 0 at epoch 0 step 5 of 40); the job ends in 1s unless" in serve.stderr
-    assert "the job is over: every trainer detached (rank 0 at epoch 0 step 5 of 40)" in serve.stderr, serve.stderr
+    assert 1.5 <= exited - left <= 8, (
+        f"serve ended {exited - left:.1f} s after the trainer, grace 2 s"
+    )
+    assert (
+        "every trainer has detached (rank 0 at epoch 0 step 5 of 40); the job ends in 1s unless"
+        in serve.stderr
+    )
+    assert (
+        "the job is over: every trainer detached (rank 0 at epoch 0 step 5 of 40)" in serve.stderr
+    ), serve.stderr
     assert "none attached within 2s (detach_grace)" in serve.stderr, serve.stderr
 
 
@@ -76,9 +89,13 @@ def test_a_job_read_to_its_end_says_nothing_of_detaching(group, gen_dataset, tmp
     assert "detached" not in serve.stderr and "the job is over" not in serve.stderr, serve.stderr
 
 
-def test_a_trainer_that_comes_back_within_the_grace_keeps_serve(group, gen_dataset, tmp_path, shm_dir):
+def test_a_trainer_that_comes_back_within_the_grace_keeps_serve(
+    group, gen_dataset, tmp_path, shm_dir
+):
     job = new_job("back")
-    serve = group.serve(config(tmp_path, gen_dataset, "back", epochs=1), job, "--detach-grace", "4s")
+    serve = group.serve(
+        config(tmp_path, gen_dataset, "back", epochs=1), job, "--detach-grace", "4s"
+    )
     first = group.consume(job, 0, "first", "--max-batches", "3").result(timeout=30)
     assert first.end == "max", first.meta
     time.sleep(1.5)
@@ -96,8 +113,19 @@ def test_close_done_ends_serve_once_no_trainer_reads(group, gen_dataset, tmp_pat
     job = new_job("done")
     serve = group.serve(config(tmp_path, gen_dataset, "done", epochs=0, ranks=2), job)
     ready = tmp_path / "ready-other"
-    other = group.consume(job, 1, "other", "--keep", "none", "--max-batches", "60", "--slow", "0.02",
-                          "--ready", str(ready))  # fmt: skip
+    other = group.consume(
+        job,
+        1,
+        "other",
+        "--keep",
+        "none",
+        "--max-batches",
+        "60",
+        "--slow",
+        "0.02",
+        "--ready",
+        str(ready),
+    )
     deadline = time.monotonic() + 30
     while not ready.exists() and time.monotonic() < deadline:
         time.sleep(0.02)
@@ -108,20 +136,34 @@ def test_close_done_ends_serve_once_no_trainer_reads(group, gen_dataset, tmp_pat
     left = time.monotonic()
     exited = exited_clean(serve, shm_dir, timeout=20)
     assert exited - left < 3, f"serve took {exited - left:.1f} s to end after the last trainer left"
-    assert "rank 0's trainer says the job is done: it ends once rank 1's trainer detaches" in serve.stderr
-    assert "the job is done: rank 0's trainer said so; segments removed" in serve.stderr, serve.stderr
+    assert (
+        "rank 0's trainer says the job is done: it ends once rank 1's trainer detaches"
+        in serve.stderr
+    )
+    assert "the job is done: rank 0's trainer said so; segments removed" in serve.stderr, (
+        serve.stderr
+    )
 
 
-def test_a_rank_that_never_attaches_ends_serve_after_the_start_grace(group, gen_dataset, tmp_path, shm_dir):
+def test_a_rank_that_never_attaches_ends_serve_after_the_start_grace(
+    group, gen_dataset, tmp_path, shm_dir
+):
     job = new_job("never")
-    serve = group.serve(config(tmp_path, gen_dataset, "never", ranks=2, epochs=0), job, "--start-grace", "3s")
+    serve = group.serve(
+        config(tmp_path, gen_dataset, "never", ranks=2, epochs=0), job, "--start-grace", "3s"
+    )
     trainer = group.consume(job, 0, "rank0", "--keep", "none", "--batch-timeout", "60")
     rc = serve.wait(timeout=30)
     servekit.assert_no_panic(serve.stderr)
     assert rc == 1, f"serve exited {rc}, want 1\n{serve.describe()}"
-    assert "rank 1 never had a trainer within 3s of the start (start_grace, --start-grace)" in serve.stderr
-    assert re.search(r"rank 1 has no trainer yet; serve exits in \d+s unless one attaches \(start_grace\)",
-                     serve.stderr), serve.stderr  # fmt: skip
+    assert (
+        "rank 1 never had a trainer within 3s of the start (start_grace, --start-grace)"
+        in serve.stderr
+    )
+    assert re.search(
+        r"rank 1 has no trainer yet; serve exits in \d+s unless one attaches \(start_grace\)",
+        serve.stderr,
+    ), serve.stderr
     assert servekit.segments(shm_dir) == []
     res = trainer.result(timeout=20)
     assert res.end == "gone" and res.meta["stop"] == "unattached", res.meta
@@ -169,7 +211,11 @@ def test_signal_and_kill_are_told_apart(group, gen_dataset, tmp_path, shm_dir):
     serve.signal(signal.SIGTERM)
     exited_clean(serve, shm_dir, timeout=20)
     res = trainer.result(timeout=20)
-    assert res.end == "gone" and res.meta["stop"] == "signal" and res.meta["reason"] == "stopped by SIGTERM"
+    assert (
+        res.end == "gone"
+        and res.meta["stop"] == "signal"
+        and res.meta["reason"] == "stopped by SIGTERM"
+    )
     assert "the producer was stopped: stopped by SIGTERM" in res.meta["message"], res.meta
 
     job = new_job("kill")
@@ -185,7 +231,9 @@ def test_signal_and_kill_are_told_apart(group, gen_dataset, tmp_path, shm_dir):
     assert f"shmloader clean {job}" in res.meta["message"], res.meta
 
 
-def test_a_stopped_trainer_is_named_by_the_other_ranks_timeout(group, gen_dataset, tmp_path, shm_dir):
+def test_a_stopped_trainer_is_named_by_the_other_ranks_timeout(
+    group, gen_dataset, tmp_path, shm_dir
+):
     """Rank 1's trainer is stopped (SIGSTOP): it holds its rank, and rank 0, once ahead,
     is told so, with its pid."""
     job = new_job("stopped")
@@ -199,7 +247,9 @@ def test_a_stopped_trainer_is_named_by_the_other_ranks_timeout(group, gen_datase
         time.sleep(0.02)
     slow.signal(signal.SIGSTOP)
     try:
-        res = group.consume(job, 0, "rank0", "--keep", "none", "--batch-timeout", "5").result(timeout=40)
+        res = group.consume(job, 0, "rank0", "--keep", "none", "--batch-timeout", "5").result(
+            timeout=40
+        )
     finally:
         slow.signal(signal.SIGCONT)
     assert res.end == "timeout", res.meta

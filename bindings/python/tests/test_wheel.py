@@ -20,6 +20,7 @@ import sys
 import time
 import zipfile
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -70,7 +71,9 @@ def wheel() -> Path:
     env = {k: v for k, v in os.environ.items() if not k.startswith("MAKE")}
     built = subprocess.run(["make", "-C", str(REPO), "--no-print-directory", "wheel"],
                            capture_output=True, text=True, timeout=600, env=env)  # fmt: skip
-    assert built.returncode == 0, f"make wheel failed:\n{built.stdout[-3000:]}\n{built.stderr[-3000:]}"
+    assert built.returncode == 0, (
+        f"make wheel failed:\n{built.stdout[-3000:]}\n{built.stderr[-3000:]}"
+    )
     found = sorted(DIST.glob("shmloader-*.whl"))
     assert len(found) == 1, f"want one wheel in {DIST}, found {found}"
     return found[0]
@@ -179,7 +182,8 @@ def test_wheel_in_fresh_venv(wheel: Path, tmp_path: Path, shm_dir: Path, job: st
         rc = serve.wait(timeout=30)
         assert rc == 0, f"serve exited {rc}:\n{err.read_text()}"
     finally:
-        for p in (*readers, serve):
+        procs: list[subprocess.Popen[Any]] = [*readers, serve]
+        for p in procs:
             if p.poll() is None:
                 p.kill()
                 p.wait(timeout=5)

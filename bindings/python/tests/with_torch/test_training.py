@@ -15,7 +15,10 @@ import servekit
 
 TRAINER = Path(__file__).resolve().parent / "trainer.py"
 OUTPUTS = {
-    "x": {"columns": ["f000..f007"], "transforms": [{"fill_null": 0}, {"clip": {"min": -5, "max": 5}}]},
+    "x": {
+        "columns": ["f000..f007"],
+        "transforms": [{"fill_null": 0}, {"clip": {"min": -5, "max": 5}}],
+    },
     "cats": {"columns": ["c00..c02"], "transforms": [{"hash_bucket": {"buckets": 1000}}]},
     "label": "label",
     "id": "id",
@@ -64,7 +67,16 @@ def test_a_resumed_run_continues_the_same_curve(group, gen_dataset: Path, tmp_pa
     job = "rs-" + uuid.uuid4().hex[:12]
     serve = group.serve(cfg, job)
     ckpt, out = tmp_path / "ckpt.pt", tmp_path / "resumed.json"
-    base = [sys.executable, str(TRAINER), "--job", job, "--dir", str(group.shm_dir), "--out", str(out)]
+    base = [
+        sys.executable,
+        str(TRAINER),
+        "--job",
+        job,
+        "--dir",
+        str(group.shm_dir),
+        "--out",
+        str(out),
+    ]
     stop = group.run([*base, "--stop-after", "57", "--ckpt", str(ckpt)], timeout=120)  # mid epoch 1
     assert stop.rc == 0, stop.describe()
     assert serve.running(), "serve ended while a trainer could still come back"

@@ -18,6 +18,7 @@ import torch
 
 import shmloader
 import shmloader.torch as slt
+from shmloader._cuda import ToDevice
 
 OUTPUTS = {
     "x": {"columns": ["f000..f003"], "transforms": [{"fill_null": 0}]},
@@ -39,7 +40,9 @@ def inside(t: torch.Tensor, info: shmloader.RingInfo) -> bool:
     return info.base <= lo and lo + t.numel() * t.element_size() <= info.base + info.size
 
 
-def test_tensors_and_dlpack_view_the_ring(group, gen_dataset: Path, tmp_path: Path, shm_dir: Path) -> None:
+def test_tensors_and_dlpack_view_the_ring(
+    group, gen_dataset: Path, tmp_path: Path, shm_dir: Path
+) -> None:
     job = start(group, tmp_path, gen_dataset)
     with slt.attach(job, dir=shm_dir, timeout=20, batch_timeout=20) as loader:
         info = loader.info
@@ -48,7 +51,9 @@ def test_tensors_and_dlpack_view_the_ring(group, gen_dataset: Path, tmp_path: Pa
         for batch in loader.epoch():
             assert isinstance(batch, slt.TorchBatch) and set(batch) == {"x", "xb", "id"}
             x, xb, ids = batch["x"], batch["xb"], batch["id"]
-            assert x.dtype == torch.float32 and xb.dtype == torch.bfloat16 and ids.dtype == torch.int64
+            assert (
+                x.dtype == torch.float32 and xb.dtype == torch.bfloat16 and ids.dtype == torch.int64
+            )
             assert x.shape == (1000, 4) and x.device.type == "cpu"
             assert all(inside(t, info) for t in (x, xb, ids)), "a tensor is not in the ring"
             assert torch.equal(xb.float(), x.to(torch.bfloat16).float())
@@ -62,7 +67,9 @@ def test_tensors_and_dlpack_view_the_ring(group, gen_dataset: Path, tmp_path: Pa
         assert rows == servekit.GEN_ROWS
 
 
-def test_numpy_batches_export_dlpack(group, gen_dataset: Path, tmp_path: Path, shm_dir: Path) -> None:
+def test_numpy_batches_export_dlpack(
+    group, gen_dataset: Path, tmp_path: Path, shm_dir: Path
+) -> None:
     job = start(group, tmp_path, gen_dataset)
     with shmloader.attach(job, dir=shm_dir, timeout=20, batch_timeout=20) as loader:
         for batch in loader.epoch():
@@ -75,7 +82,9 @@ def test_numpy_batches_export_dlpack(group, gen_dataset: Path, tmp_path: Path, s
             assert shared[0, 0].item() == 123.0
 
 
-def test_views_are_released_as_the_iteration_moves(group, gen_dataset: Path, tmp_path: Path, shm_dir: Path) -> None:
+def test_views_are_released_as_the_iteration_moves(
+    group, gen_dataset: Path, tmp_path: Path, shm_dir: Path
+) -> None:
     job = start(group, tmp_path, gen_dataset)
     with slt.attach(job, dir=shm_dir, timeout=20, batch_timeout=20) as loader:
         it = loader.epoch()
@@ -148,11 +157,11 @@ def test_device_slots_go_back_only_after_their_copy() -> None:
     """The release rule of device='cuda', on every GPU-less host too: a slot is handed back
     once its copy's event has completed, in order, never earlier; the oldest is waited
     for only when too many are in flight, and a drain waits for all."""
-    dev = object.__new__(slt._ToDevice)
+    dev = object.__new__(ToDevice)
     dev.pending = __import__("collections").deque()
     dev.limit = 3
     items = [(_Held(), _Event()) for _ in range(4)]
-    dev.pending.extend(items[:3])
+    dev.pending.extend(items[:3])  # type: ignore[arg-type]  # stand-ins for batches and events
     dev.reap(keep=3)
     assert not any(b.released for b, _ in items), "released before the copy finished"
     items[1][1].done = True  # completes out of order: the first still holds the queue
@@ -168,7 +177,9 @@ def test_device_slots_go_back_only_after_their_copy() -> None:
     assert items[3][1].synced and items[3][0].released and not dev.pending
 
 
-def test_tensors_keep_their_slot_held_like_arrays(group, gen_dataset: Path, tmp_path: Path, shm_dir: Path) -> None:
+def test_tensors_keep_their_slot_held_like_arrays(
+    group, gen_dataset: Path, tmp_path: Path, shm_dir: Path
+) -> None:
     """A tensor (or a view of it) that outlives its TorchBatch keeps the slot held, as a
     numpy array does: its bytes never change under it; dropping it hands the slot back."""
     job = start(group, tmp_path, gen_dataset)
@@ -195,7 +206,9 @@ def test_tensors_keep_their_slot_held_like_arrays(group, gen_dataset: Path, tmp_
             pass
 
 
-def test_set_epoch_at_the_end_of_the_epoch_before(group, gen_dataset: Path, tmp_path: Path, shm_dir: Path) -> None:
+def test_set_epoch_at_the_end_of_the_epoch_before(
+    group, gen_dataset: Path, tmp_path: Path, shm_dir: Path
+) -> None:
     """A resume saved after an epoch's last batch (its end not read yet) goes on with the
     whole next epoch; DataLoader iterations are one epoch each."""
     cfg = servekit.write_config(tmp_path / "e.yaml", dataset=str(gen_dataset), batch_size=1000,
@@ -213,7 +226,9 @@ def test_set_epoch_at_the_end_of_the_epoch_before(group, gen_dataset: Path, tmp_
     ds.close()
 
 
-def test_dataset_refuses_worker_processes(group, gen_dataset: Path, tmp_path: Path, shm_dir: Path) -> None:
+def test_dataset_refuses_worker_processes(
+    group, gen_dataset: Path, tmp_path: Path, shm_dir: Path
+) -> None:
     job = start(group, tmp_path, gen_dataset)
     ds = slt.Dataset(job, dir=shm_dir, timeout=20)
     dl = torch.utils.data.DataLoader(ds, batch_size=None, num_workers=1)
@@ -227,8 +242,9 @@ class _FakeStream:
     pass
 
 
-def test_pinned_slots_go_back_after_the_queued_copies(group, gen_dataset: Path, tmp_path: Path,
-                                                       shm_dir: Path, monkeypatch) -> None:  # fmt: skip
+def test_pinned_slots_go_back_after_the_queued_copies(
+    group, gen_dataset: Path, tmp_path: Path, shm_dir: Path, monkeypatch
+) -> None:
     """pin=True's release rule, on every GPU-less host too (CUDA's event and stream are
     stood in for; the real run needs a GPU): moving on from a batch hands its slot back
     only once an event recorded after the trainer's queued work (its non_blocking copies)
@@ -243,8 +259,8 @@ def test_pinned_slots_go_back_after_the_queued_copies(group, gen_dataset: Path, 
         def record(self, stream: object) -> None:
             assert isinstance(stream, _FakeStream)
 
-    monkeypatch.setattr(slt, "_pin", lambda loader: None)
-    monkeypatch.setattr(slt, "_cuda_check", lambda what: None)
+    monkeypatch.setattr(slt, "pin_ring", lambda stream: None)
+    monkeypatch.setattr(slt, "cuda_check", lambda what: None)
     monkeypatch.setattr(torch.cuda, "Event", Event)
     monkeypatch.setattr(torch.cuda, "current_stream", lambda device=None: _FakeStream())
     job = start(group, tmp_path, gen_dataset)
@@ -276,7 +292,9 @@ def test_pinned_slots_go_back_after_the_queued_copies(group, gen_dataset: Path, 
             pass
 
 
-def test_dataset_with_block_ends_the_job(group, gen_dataset: Path, tmp_path: Path, shm_dir: Path) -> None:
+def test_dataset_with_block_ends_the_job(
+    group, gen_dataset: Path, tmp_path: Path, shm_dir: Path
+) -> None:
     """Training stopped early inside `with slt.Dataset(...)`: leaving the block cleanly
     says the job is done, and serve ends at once (exit 0); leaving it on an exception
     only closes, so serve waits for a restarted trainer."""
