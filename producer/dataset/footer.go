@@ -88,7 +88,10 @@ func readFile(path string, index int) (f *File, err error) {
 }
 
 func parseFooter(raw []byte) (meta *metadata.FileMetaData, err error) {
-	defer recovered(&err)
+	defer recovered(&err) // the last resort: checkSchema catches what is known to panic
+	if err := checkSchema(raw); err != nil {
+		return nil, err
+	}
 	meta, err = metadata.NewFileMetaData(raw, nil)
 	if err != nil {
 		return nil, kindf(ErrCorrupt, "footer: %v", err)
