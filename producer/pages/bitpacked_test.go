@@ -249,7 +249,10 @@ func listChunk(t testing.TB) Chunk {
 	var buf bytes.Buffer
 	w := file.NewParquetWriter(&buf, root, file.WithWriterProps(parquet.NewWriterProperties(
 		parquet.WithDictionaryDefault(false), parquet.WithDataPageSize(64), parquet.WithBatchSize(16))))
-	rgw := w.AppendRowGroup()
+	rgw, err := w.AppendRowGroupChecked()
+	if err != nil {
+		t.Fatal(err)
+	}
 	cw, err := rgw.NextColumn()
 	if err != nil {
 		t.Fatal(err)
