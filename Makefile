@@ -180,7 +180,7 @@ bench-cachesim:
 # "context deadline exceeded" when a duration ends mid-execution (go.dev/issue/75804),
 # which would fail make test with no input at fault.
 FUZZ_TARGETS = ring:FuzzValidateHeader ring:FuzzSlotHeader \
-  producer/dataset:FuzzPageHeader producer/pages:FuzzLZ4Hadoop producer/dataset:FuzzSanitizeFooter \
+  producer/dataset:FuzzPageHeader producer/pages:FuzzLZ4Hadoop producer/dataset:FuzzSanitizeFooter producer/dataset:FuzzFooter \
   producer/pages:FuzzDecoder producer/pages:FuzzHybrid producer/pages:FuzzHeader \
   producer/pages:FuzzDeltaBinaryPacked producer/pages:FuzzDeltaByteArray \
   producer/internal/thrift:FuzzReader producer/config:FuzzParse cache:FuzzEntryHeader cache:FuzzManifest cache:FuzzManifestBody

@@ -97,7 +97,10 @@ func readFile(ctx context.Context, st storage.Store, o storage.Object, index int
 }
 
 func parseFooter(raw []byte) (meta *metadata.FileMetaData, err error) {
-	defer recovered(&err)
+	defer recovered(&err) // the last resort: checkSchema catches what is known to panic
+	if err := checkSchema(raw); err != nil {
+		return nil, err
+	}
 	meta, err = metadata.NewFileMetaData(raw, nil)
 	if err != nil {
 		return nil, kindf(ErrCorrupt, "footer: %v", err)

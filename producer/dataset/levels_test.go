@@ -55,25 +55,9 @@ func TestLevelCountsDisagree(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				d, err := Open(path)
-				if err != nil {
-					t.Fatal(err)
-				}
-				r, err := d.OpenReader(d.Files[0])
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer r.Close()
-				leaf, _ := d.Files[0].Leaf("x")
-				chunks, _, err := r.ReadChunks(0, []Leaf{leaf}, nil)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if err := d.Files[0].PagesReadable(0, leaf); err != nil {
-					t.Fatal(err)
-				}
+				chunk := leafChunk(t, path, "x")
 				var dec pages.Decoder
-				if err := dec.Reset(chunks[0]); err != nil {
+				if err := dec.Reset(chunk); err != nil {
 					t.Fatal(err)
 				}
 				var v pages.Values
@@ -95,7 +79,7 @@ func TestLevelCountsDisagree(t *testing.T) {
 				if served != page*50 {
 					t.Fatalf("%d rows served, want the %d of the pages before page %d", served, page*50, page)
 				}
-				if err := pages.Check(chunks[0]); !errors.As(err, &pe) || pe.Page != page {
+				if err := pages.Check(chunk); !errors.As(err, &pe) || pe.Page != page {
 					t.Fatalf("Check: %v, want page %d named", err, page)
 				}
 			})
@@ -114,24 +98,11 @@ func TestFooterNullCountContradicted(t *testing.T) {
 			nc := md.Field(12).Value.Field(3)
 			nc.Value.Raw = zigzag64(unzigzag(nc.Value.Raw) + delta)
 		}, nil)
-		d, err := Open(path)
-		if err != nil {
-			t.Fatal(err)
+		chunk := leafChunk(t, path, "b")
+		if !chunk.HasNullCount || chunk.NullCount != 29+delta { // rows i%7 == 3 of 0..199
+			t.Fatalf("delta %d: the chunk's null count %d (set %v)", delta, chunk.NullCount, chunk.HasNullCount)
 		}
-		r, err := d.OpenReader(d.Files[0])
-		if err != nil {
-			t.Fatal(err)
-		}
-		leaf, _ := d.Files[0].Leaf("b")
-		chunks, _, err := r.ReadChunks(0, []Leaf{leaf}, nil)
-		r.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !chunks[0].HasNullCount || chunks[0].NullCount != 29+delta { // rows i%7 == 3 of 0..199
-			t.Fatalf("delta %d: the chunk's null count %d (set %v)", delta, chunks[0].NullCount, chunks[0].HasNullCount)
-		}
-		err = pages.Check(chunks[0])
+		err := pages.Check(chunk)
 		var pe *pages.Error
 		switch {
 		case delta == 0 && err != nil:
@@ -141,4 +112,31 @@ func TestFooterNullCountContradicted(t *testing.T) {
 			t.Fatalf("footer null count off by %d: %v", delta, err)
 		}
 	}
+}
+
+// leafChunk is the chunk of flat column name in row group 0 of the file at path, as the
+// page decoder gets it, which must read it (pages.Supported).
+func leafChunk(t *testing.T, path, name string) pages.Chunk {
+	t.Helper()
+	d, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := d.OpenReader(d.Files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	leaf, ok := d.Files[0].Leaf(name)
+	if !ok {
+		t.Fatalf("no leaf %s", name)
+	}
+	if err := d.Files[0].PagesReadable(0, leaf); err != nil {
+		t.Fatal(err)
+	}
+	chunks, _, err := r.ReadChunks(0, []Leaf{leaf}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return chunks[0]
 }

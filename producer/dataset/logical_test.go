@@ -98,7 +98,7 @@ func rewriteFooter(t *testing.T, path string, edit func(root *thrift.Value), dat
 }
 
 // schemaElement is the element of column name in a footer tree.
-func schemaElement(t *testing.T, root *thrift.Value, name string) *thrift.Value {
+func schemaElement(t testing.TB, root *thrift.Value, name string) *thrift.Value {
 	t.Helper()
 	sc := root.Field(fmdSchema)
 	for i := range sc.Value.Items {

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -99,7 +100,7 @@ func TestLZ4HadoopRoundTrip(t *testing.T) {
 		for left := n; left > 0 || len(want) == 0; left -= min(left, B) {
 			want = append(want, min(left, B))
 		}
-		if got := blockSizes(t, enc); !equalInts(got, want) {
+		if got := blockSizes(t, enc); !slices.Equal(got, want) {
 			t.Errorf("%d bytes: blocks of %v, want %v", n, got, want)
 		}
 		dec, err := compress.Decode(codec, make([]byte, n), enc)
@@ -111,18 +112,6 @@ func TestLZ4HadoopRoundTrip(t *testing.T) {
 			t.Errorf("%d bytes: DecodeLZ4Hadoop into nil: %v", n, err)
 		}
 	}
-}
-
-func equalInts(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // Pages of several blocks of any sizes, empty blocks among them, as other writers frame
