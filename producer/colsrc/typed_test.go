@@ -653,9 +653,7 @@ func TestDate64Pages(t *testing.T) {
 // TestDictionaryOfTheWholeTable: arrow-go writes a dictionary array's whole dictionary
 // into every row group's chunk, more entries than the chunk has values (as a pandas
 // categorical written in row groups smaller than its categories is), and reads such
-// chunks. The page decoder refuses them ("dictionary of N entries for a chunk of M
-// values": pages' loadDict), so the test skips until package pages reads them; then
-// both ways must give the same bytes.
+// chunks; so does the page decoder, and both ways give the same bytes.
 func TestDictionaryOfTheWholeTable(t *testing.T) {
 	path := writeTyped(t, t.TempDir(), "cat.parquet", testkit.Parquet{Props: []parquet.WriterProperty{parquet.WithMaxRowGroupLength(1000)}})
 	ds, err := dataset.Open(path)
@@ -689,11 +687,7 @@ func TestDictionaryOfTheWholeTable(t *testing.T) {
 		if err := out.ApplyTo(cols, nil, da); err != nil {
 			t.Fatal(err)
 		}
-		err = st.Apply(out, chunks, nil, int(rg.Rows), nil, dp)
-		if err != nil && strings.Contains(err.Error(), "entries for a chunk of") {
-			t.Skipf("row group %d: %v", rg.Index, err)
-		}
-		if err != nil {
+		if err := st.Apply(out, chunks, nil, int(rg.Rows), nil, dp); err != nil {
 			t.Fatal(err)
 		}
 		if !bytes.Equal(da.Bufs[0], dp.Bufs[0]) {

@@ -210,7 +210,7 @@ func corruptCases() []corruptCase {
 			p.h.Uncompressed += 3
 			return p
 		})},
-		{"dictionary of more entries than the chunk has values", "v1.snappy.dict/ba", "for a chunk of", edit(func(t *testing.T, c Chunk, ps []page) ([]page, int) {
+		{"dictionary of more entries than its body holds", "v1.snappy.dict/ba", "entries in", edit(func(t *testing.T, c Chunk, ps []page) ([]page, int) {
 			ps[0].h.NumValues = int(c.Values) + 1
 			return ps, 0
 		})},

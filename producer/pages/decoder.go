@@ -439,11 +439,9 @@ func (d *Decoder) loadDict(h Header, raw []byte) error {
 	if h.Encoding != Plain && h.Encoding != PlainDictionary {
 		return unsupported("dictionary page in %s", h.Encoding)
 	}
-	if int64(h.NumValues) > d.c.Values {
-		// Entries come from the chunk's values: more is no dictionary a writer makes, and
-		// each entry costs memory here and in every caller that transforms them.
-		return corrupt("dictionary of %d entries for a chunk of %d values", h.NumValues, d.c.Values)
-	}
+	// A dictionary may hold more entries than the chunk has values: pyarrow writes a
+	// categorical column's whole dictionary into every row group. Its size is bounded by
+	// its body's, which the footer's chunk size bounds.
 	body, err := d.decompress(&d.dictBuf, raw, h.Uncompressed)
 	if err != nil {
 		return err
