@@ -88,4 +88,12 @@ func TestSeekAndStartMatchUninterrupted(t *testing.T) {
 			}
 		}
 	}
+	// A state saved at an epoch's end (step = the epoch's steps, as a trainer saves it
+	// after its last batch) starts the next epoch, as the C library's shml_resume does.
+	started := serveAndRead(t, testConfig(t), Options{StartEpoch: 0, StartStep: uint64(perEpoch)}, nil)
+	for r := range started {
+		if !slices.Equal(started[r].hashes, full[r].hashes[perEpoch:]) {
+			t.Fatalf("rank %d: a serve started at the end of epoch 0 differs from epoch 1 of the uninterrupted stream", r)
+		}
+	}
 }

@@ -129,8 +129,10 @@ func Run(ctx context.Context, cfg *config.Config, opt Options) ([]Result, error)
 	if cfg.Epochs != 0 && opt.StartEpoch >= cfg.Epochs {
 		return nil, fmt.Errorf("start at epoch %d: the job has epochs 0..%d", opt.StartEpoch, cfg.Epochs-1)
 	}
-	if n := s.plan.StepsFrom(0, s.opt.StartBase); s.opt.StartStep >= n {
-		return nil, fmt.Errorf("start at step %d: an epoch has steps 0..%d per rank", s.opt.StartStep, int64(n)-1)
+	// A step equal to the epoch's steps is its end (a state saved after its last batch):
+	// every rank then starts the next epoch, as the C library's shml_resume has it.
+	if n := s.plan.StepsFrom(0, s.opt.StartBase); s.opt.StartStep > n {
+		return nil, fmt.Errorf("start at step %d: an epoch has steps 0..%d per rank (%d: at its end)", s.opt.StartStep, int64(n)-1, n)
 	}
 	// One window per partition of this node is being read at a time (two while a batch
 	// spans a window's end), and prefetch more are decoded ahead.
