@@ -261,15 +261,6 @@ func corruptCases() []corruptCase {
 		{"definition levels claim more: a run after the page's", "v2.plain/st", "bytes of runs follow the page's", onSections(isData, func(c Chunk, p page, levels, values []byte) ([]byte, []byte) {
 			return append(oneRunEach(levelsOf(c, p, levels), 2), rleRun(1, 2, 2)...), values
 		})},
-		{"definition levels claim more: a bit-packed group past the page", "v1.plain/ba", "a bit-packed run holds", onSections(isData, func(c Chunk, p page, levels, values []byte) ([]byte, []byte) {
-			lv := levelsOf(c, p, levels)
-			groups := (len(lv)+7)/8 + 1
-			packed := make([]byte, groups)
-			for i, l := range lv {
-				packed[i/8] |= byte(l) << (i % 8)
-			}
-			return append(binary.AppendUvarint(nil, uint64(groups)<<1|1), packed...), values
-		})},
 		{"BIT_PACKED definition levels cut short", "v1.plain/i32", "BIT_PACKED definition levels of 1 bits take", onPage(isData, func(t *testing.T, c Chunk, p page) page {
 			levels, _ := openPage(t, c, p)
 			p.h.DefEncoding = BitPacked

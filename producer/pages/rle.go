@@ -157,15 +157,15 @@ func (h *hybrid) unpack(dst []uint32) error {
 }
 
 // end checks, once every value of a page was read, that the encoding holds no more: no
-// repeated run goes on past them, a bit-packed run only up to its last group of 8, and
-// no run follows. A writer that wrote more values than the header or the levels call for
-// disagrees with them, and which of the two is right cannot be told.
+// repeated run goes on past them and no run follows. A writer that wrote more values
+// than the header or the levels call for disagrees with them, and which of the two is
+// right cannot be told. The last bit-packed run may hold more values than the page: its
+// groups of 8 are padding, and writers pad by more than one group (DuckDB's runs end on
+// a multiple of its own block), which every reader ignores.
 func (h *hybrid) end() error {
 	switch {
 	case h.rep > 0:
 		return corrupt("a repeated run holds %d more than the page's %d values", h.rep, h.done)
-	case h.lit >= 8:
-		return corrupt("a bit-packed run holds %d more than the page's %d values", h.lit, h.done)
 	case h.pos < len(h.b):
 		return corrupt("%d bytes of runs follow the page's %d values", len(h.b)-h.pos, h.done)
 	}
