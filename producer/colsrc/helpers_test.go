@@ -4,12 +4,16 @@ import (
 	"encoding/binary"
 	"math"
 	"math/big"
+	"math/rand/v2"
+	"os"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/float16"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/shmloader/shmloader/producer/config"
 	"github.com/shmloader/shmloader/producer/transform"
@@ -146,4 +150,36 @@ func sameInts(t *testing.T, what string, got, want []int64) {
 			t.Fatalf("%s[%d] = %d, want %d", what, i, got[i], want[i])
 		}
 	}
+}
+
+// writeRecord writes rec to a Parquet file at path.
+func writeRecord(t *testing.T, path string, rec arrow.RecordBatch, props *parquet.WriterProperties, aprops pqarrow.ArrowWriterProperties) {
+	t.Helper()
+	fh, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fh.Close()
+	w, err := pqarrow.NewFileWriter(rec.Schema(), fh, props, aprops)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Write(rec); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// randDigits is an integer of 1 to n random decimal digits, of either sign.
+func randDigits(rng *rand.Rand, n int) *big.Int {
+	v := new(big.Int)
+	for range rng.IntN(n) + 1 {
+		v.Mul(v, big.NewInt(10)).Add(v, big.NewInt(rng.Int64N(10)))
+	}
+	if rng.IntN(2) == 0 {
+		v.Neg(v)
+	}
+	return v
 }

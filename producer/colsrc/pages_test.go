@@ -8,7 +8,6 @@ import (
 	"hash/fnv"
 	"math"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -125,25 +124,10 @@ func writePageTestFile(t *testing.T, path string, cols []pageCol, rgRows int64, 
 		fields[j] = arrow.Field{Name: c.name, Type: c.typ, Nullable: true}
 		arrs[j] = arrayOf(c.typ, c.vals)
 	}
-	sc := arrow.NewSchema(fields, nil)
-	rec := array.NewRecordBatch(sc, arrs, int64(len(cols[0].vals)))
+	rec := array.NewRecordBatch(arrow.NewSchema(fields, nil), arrs, int64(len(cols[0].vals)))
 	defer rec.Release()
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
 	props = append(props, parquet.WithMaxRowGroupLength(rgRows), parquet.WithDictionaryDefault(true))
-	w, err := pqarrow.NewFileWriter(sc, f, parquet.NewWriterProperties(props...), pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Write(rec); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
+	writeRecord(t, path, rec, parquet.NewWriterProperties(props...), pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
 }
 
 // rowGroupInput is one row group of the test file as both paths take it.

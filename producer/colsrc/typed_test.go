@@ -163,16 +163,7 @@ func typedRecord() arrow.RecordBatch {
 	b := array.NewRecordBuilder(mem, arrow.NewSchema(fields, nil))
 	defer b.Release()
 	dst := time.Date(2021, 3, 14, 7, 0, 0, 0, time.UTC).UnixMilli()
-	digits := func(n int) *big.Int {
-		v := new(big.Int)
-		for range rng.IntN(n) + 1 {
-			v.Mul(v, big.NewInt(10)).Add(v, big.NewInt(rng.Int64N(10)))
-		}
-		if rng.IntN(2) == 0 {
-			v.Neg(v)
-		}
-		return v
-	}
+	digits := func(n int) *big.Int { return randDigits(rng, n) }
 	for i := range typedRows {
 		null := func(k int) bool { return (i+k)%13 == 0 }
 		// The first third repeats few values (dictionary pages), the rest rarely repeats
@@ -241,23 +232,9 @@ func typedRecord() arrow.RecordBatch {
 func writeTyped(t *testing.T, dir, name string, props *parquet.WriterProperties, aprops pqarrow.ArrowWriterProperties) string {
 	t.Helper()
 	path := filepath.Join(dir, name)
-	fh, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fh.Close()
 	rec := typedRecord()
 	defer rec.Release()
-	fw, err := pqarrow.NewFileWriter(rec.Schema(), fh, props, aprops)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := fw.Write(rec); err != nil {
-		t.Fatal(err)
-	}
-	if err := fw.Close(); err != nil {
-		t.Fatal(err)
-	}
+	writeRecord(t, path, rec, props, aprops)
 	return path
 }
 
