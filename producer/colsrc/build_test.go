@@ -174,16 +174,7 @@ func allTypes() arrow.RecordBatch {
 	}
 	b := array.NewRecordBuilder(memory.DefaultAllocator, arrow.NewSchema(fields, nil))
 	defer b.Release()
-	digits := func(n int) *big.Int {
-		v := new(big.Int)
-		for range rng.IntN(n) + 1 {
-			v.Mul(v, big.NewInt(10)).Add(v, big.NewInt(rng.Int64N(10)))
-		}
-		if rng.IntN(2) == 0 {
-			v.Neg(v)
-		}
-		return v
-	}
+	digits := func(n int) *big.Int { return randDigits(rng, n) }
 	for r := range allTypesRows {
 		spread := r >= allTypesRows/3
 		u := uint64(r % 5)
@@ -306,23 +297,9 @@ func writeAllTypes(t *testing.T, path string, props []parquet.WriterProperty, ap
 	t.Helper()
 	rec := allTypes()
 	defer rec.Release()
-	fh, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fh.Close()
 	props = append([]parquet.WriterProperty{parquet.WithMaxRowGroupLength(700), parquet.WithDataPageSize(4096),
 		parquet.WithDictionaryPageSizeLimit(2048), parquet.WithBatchSize(128)}, props...)
-	w, err := pqarrow.NewFileWriter(rec.Schema(), fh, parquet.NewWriterProperties(props...), pqarrow.NewArrowWriterProperties(aprops...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Write(rec); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
+	testkit.WriteParquet(t, path, rec, testkit.Parquet{Props: props, Arrow: aprops})
 }
 
 // TestArraysOfEveryType: every flat type, written dictionary-encoded with overflow

@@ -4,13 +4,12 @@ import (
 	"encoding/binary"
 	"math"
 	"math/big"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/float16"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/shmloader/shmloader/internal/testkit"
 	"github.com/shmloader/shmloader/producer/config"
 	"github.com/shmloader/shmloader/producer/transform"
 )
@@ -19,58 +18,8 @@ import (
 // is cut into runs inside the page.
 const blockValues = 512
 
-// arrayOf makes an array of type t of vals: int, uint64, float64, bool, string or nil
-// (a null).
-func arrayOf(t arrow.DataType, vals []any) arrow.Array {
-	b := array.NewBuilder(memory.DefaultAllocator, t)
-	defer b.Release()
-	for _, v := range vals {
-		if v == nil {
-			b.AppendNull()
-			continue
-		}
-		switch b := b.(type) {
-		case *array.Int8Builder:
-			b.Append(int8(i64(v)))
-		case *array.Int16Builder:
-			b.Append(int16(i64(v)))
-		case *array.Int32Builder:
-			b.Append(int32(i64(v)))
-		case *array.Int64Builder:
-			b.Append(i64(v))
-		case *array.Uint8Builder:
-			b.Append(uint8(i64(v)))
-		case *array.Uint16Builder:
-			b.Append(uint16(i64(v)))
-		case *array.Uint32Builder:
-			b.Append(uint32(i64(v)))
-		case *array.Uint64Builder:
-			b.Append(uint64(i64(v)))
-		case *array.Float16Builder:
-			b.Append(float16.New(float32(v.(float64))))
-		case *array.Float32Builder:
-			b.Append(float32(v.(float64)))
-		case *array.Float64Builder:
-			b.Append(v.(float64))
-		case *array.BooleanBuilder:
-			b.Append(v.(bool))
-		case *array.StringBuilder:
-			b.Append(v.(string))
-		case *array.BinaryBuilder:
-			b.Append([]byte(v.(string)))
-		default:
-			panic("test helper: no builder case for " + t.String())
-		}
-	}
-	return b.NewArray()
-}
-
-func i64(v any) int64 {
-	if u, ok := v.(uint64); ok {
-		return int64(u)
-	}
-	return int64(v.(int))
-}
+// arrayOf makes an array of type t of vals (testkit.Append's values).
+func arrayOf(t arrow.DataType, vals []any) arrow.Array { return testkit.Array(t, vals) }
 
 // rowBytes is the size of one row of tensor i of out.
 func rowBytes(out *transform.Output, i int) int {
@@ -146,4 +95,16 @@ func sameInts(t *testing.T, what string, got, want []int64) {
 			t.Fatalf("%s[%d] = %d, want %d", what, i, got[i], want[i])
 		}
 	}
+}
+
+// randDigits is an integer of 1 to n random decimal digits, of either sign.
+func randDigits(rng *rand.Rand, n int) *big.Int {
+	v := new(big.Int)
+	for range rng.IntN(n) + 1 {
+		v.Mul(v, big.NewInt(10)).Add(v, big.NewInt(rng.Int64N(10)))
+	}
+	if rng.IntN(2) == 0 {
+		v.Neg(v)
+	}
+	return v
 }

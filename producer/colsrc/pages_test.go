@@ -125,8 +125,7 @@ func writePageTestFile(t *testing.T, path string, cols []pageCol, rgRows int64, 
 		fields[j] = arrow.Field{Name: c.name, Type: c.typ, Nullable: true}
 		arrs[j] = arrayOf(c.typ, c.vals)
 	}
-	sc := arrow.NewSchema(fields, nil)
-	rec := array.NewRecordBatch(sc, arrs, int64(len(cols[0].vals)))
+	rec := array.NewRecordBatch(arrow.NewSchema(fields, nil), arrs, int64(len(cols[0].vals)))
 	defer rec.Release()
 	testkit.WriteParquet(t, path, rec, testkit.Parquet{
 		Props: append(props, parquet.WithMaxRowGroupLength(rgRows), parquet.WithDictionaryDefault(true)),

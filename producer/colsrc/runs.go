@@ -20,6 +20,7 @@ import (
 type pageRuns struct {
 	dec   pages.Decoder
 	v     pages.Values
+	phys  parquet.Type
 	int96 bool // INT96 pages: the values are converted to ns
 	most  int  // bytes a stored decimal may have (16, 32); 0 when the values are no such decimals
 	row   int  // rows read so far
@@ -39,7 +40,7 @@ func (p *pageRuns) reset(c pages.Chunk, k transform.ValueKind) error {
 		return err
 	}
 	p.dec.Indices, p.dec.Raw = true, k.RawBytes()
-	p.int96 = c.Type == parquet.Types.Int96
+	p.phys, p.int96 = c.Type, c.Type == parquet.Types.Int96
 	p.most = 0
 	if c.Type == parquet.Types.ByteArray || c.Type == parquet.Types.FixedLenByteArray {
 		switch k {
@@ -59,8 +60,22 @@ func (p *pageRuns) Next(n int, out *transform.Values) error {
 		return err
 	}
 	v := &p.v
-	*out = transform.Values{N: m, HasNull: v.HasNull, Null: v.Null, Dict: v.Dict, Raw: v.Raw, Idx: v.Idx,
-		Bool: v.Bool, I32: v.I32, I64: v.I64, F32: v.F32, F64: v.F64, Bin: v.Bin}
+	// Only the slice of the chunk's physical type: the transforms read no other.
+	out.N, out.HasNull, out.Null, out.Dict, out.Raw, out.Idx = m, v.HasNull, v.Null, v.Dict, v.Raw, v.Idx
+	switch p.phys {
+	case parquet.Types.Boolean:
+		out.Bool = v.Bool
+	case parquet.Types.Int32:
+		out.I32 = v.I32
+	case parquet.Types.Int64:
+		out.I64 = v.I64
+	case parquet.Types.Float:
+		out.F32 = v.F32
+	case parquet.Types.Double:
+		out.F64 = v.F64
+	case parquet.Types.ByteArray, parquet.Types.FixedLenByteArray:
+		out.Bin = v.Bin
+	}
 	if p.int96 || p.most > 0 {
 		if err := p.check(); err != nil {
 			return err

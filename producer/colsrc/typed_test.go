@@ -163,16 +163,7 @@ func typedRecord() arrow.RecordBatch {
 	b := array.NewRecordBuilder(mem, arrow.NewSchema(fields, nil))
 	defer b.Release()
 	dst := time.Date(2021, 3, 14, 7, 0, 0, 0, time.UTC).UnixMilli()
-	digits := func(n int) *big.Int {
-		v := new(big.Int)
-		for range rng.IntN(n) + 1 {
-			v.Mul(v, big.NewInt(10)).Add(v, big.NewInt(rng.Int64N(10)))
-		}
-		if rng.IntN(2) == 0 {
-			v.Neg(v)
-		}
-		return v
-	}
+	digits := func(n int) *big.Int { return randDigits(rng, n) }
 	for i := range typedRows {
 		null := func(k int) bool { return (i+k)%13 == 0 }
 		// The first third repeats few values (dictionary pages), the rest rarely repeats

@@ -6,12 +6,8 @@ import (
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/decimal128"
-	"github.com/apache/arrow-go/v18/arrow/decimal256"
-	"github.com/apache/arrow-go/v18/arrow/float16"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/shmloader/shmloader/internal/testkit"
 	"github.com/shmloader/shmloader/producer/config"
 )
 
@@ -25,107 +21,12 @@ type col struct {
 func mk(name string, t arrow.DataType, chunks ...[]any) col {
 	arrs := make([]arrow.Array, len(chunks))
 	for i, vals := range chunks {
-		b := array.NewBuilder(memory.DefaultAllocator, t)
-		for _, v := range vals {
-			appendAny(b, v)
-		}
-		arrs[i] = b.NewArray()
-		b.Release()
+		arrs[i] = testkit.Array(t, vals)
 	}
 	return col{arrow.Field{Name: name, Type: t, Nullable: true}, arrow.NewChunked(t, arrs)}
 }
 
-func i64(v any) int64 {
-	switch v := v.(type) {
-	case uint64:
-		return int64(v)
-	case int64:
-		return v
-	}
-	return int64(v.(int))
-}
-
-func appendAny(b array.Builder, v any) {
-	if v == nil {
-		b.AppendNull()
-		return
-	}
-	switch b := b.(type) {
-	case *array.Int8Builder:
-		b.Append(int8(i64(v)))
-	case *array.Int16Builder:
-		b.Append(int16(i64(v)))
-	case *array.Int32Builder:
-		b.Append(int32(i64(v)))
-	case *array.Int64Builder:
-		b.Append(i64(v))
-	case *array.Uint8Builder:
-		b.Append(uint8(i64(v)))
-	case *array.Uint16Builder:
-		b.Append(uint16(i64(v)))
-	case *array.Uint32Builder:
-		b.Append(uint32(i64(v)))
-	case *array.Uint64Builder:
-		b.Append(uint64(i64(v)))
-	case *array.Float16Builder:
-		b.Append(float16.New(float32(v.(float64))))
-	case *array.Float32Builder:
-		b.Append(float32(v.(float64)))
-	case *array.Float64Builder:
-		b.Append(v.(float64))
-	case *array.BooleanBuilder:
-		b.Append(v.(bool))
-	case *array.StringBuilder:
-		b.Append(v.(string))
-	case *array.LargeStringBuilder:
-		b.Append(v.(string))
-	case *array.BinaryBuilder:
-		b.Append([]byte(v.(string)))
-	case *array.TimestampBuilder:
-		b.Append(arrow.Timestamp(i64(v)))
-	case *array.Date32Builder:
-		b.Append(arrow.Date32(i64(v)))
-	case *array.Date64Builder:
-		b.Append(arrow.Date64(i64(v)))
-	case *array.Time32Builder:
-		b.Append(arrow.Time32(i64(v)))
-	case *array.Time64Builder:
-		b.Append(arrow.Time64(i64(v)))
-	case *array.Decimal128Builder:
-		if n, ok := v.(decimal128.Num); ok {
-			b.Append(n)
-		} else {
-			b.Append(decimal128.FromI64(i64(v)))
-		}
-	case *array.Decimal256Builder:
-		if n, ok := v.(decimal256.Num); ok {
-			b.Append(n)
-		} else {
-			b.Append(decimal256.FromI64(i64(v)))
-		}
-	case *array.BinaryDictionaryBuilder:
-		if err := b.AppendString(v.(string)); err != nil {
-			panic(err)
-		}
-	case *array.ListBuilder:
-		b.Append(true)
-		for _, e := range v.([]any) {
-			appendAny(b.ValueBuilder(), e)
-		}
-	case *array.LargeListBuilder:
-		b.Append(true)
-		for _, e := range v.([]any) {
-			appendAny(b.ValueBuilder(), e)
-		}
-	case *array.FixedSizeListBuilder:
-		b.Append(true)
-		for _, e := range v.([]any) {
-			appendAny(b.ValueBuilder(), e)
-		}
-	default:
-		panic("test helper: no builder case")
-	}
-}
+func i64(v any) int64 { return testkit.Int64(v) }
 
 func fieldsOf(cols []col) ([]arrow.Field, []*arrow.Chunked) {
 	fs := make([]arrow.Field, len(cols))
