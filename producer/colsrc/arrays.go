@@ -20,6 +20,9 @@ type Arrays struct {
 	dec pages.Decoder
 	v   pages.Values
 	buf []byte
+	// got is the chunks of the last Load, by leaf index in their file's schema: they view
+	// buf until the next Load.
+	got map[int]pages.Chunk
 }
 
 // NewArrays reads the columns of ds.
@@ -36,9 +39,83 @@ func Flat(ds *dataset.Dataset, f *dataset.File, name string) (l dataset.Leaf, ok
 }
 
 // Read reads columns names of rg, with r (a Reader of rg's file), and returns one
-// Chunked per name, in order; the caller releases them. The flat columns' chunks are
-// read together (ReadChunks), each verified against the footer's checksum.
+// Chunked per name, in order; the caller releases them. Their chunks are read together,
+// once each (Load), each verified against the footer's checksum.
 func (a *Arrays) Read(ctx context.Context, r *dataset.Reader, rg dataset.RowGroup, names []string) ([]*arrow.Chunked, error) {
+	var ls []dataset.Leaf
+	for _, n := range names {
+		l, err := a.leaves(r, rg, n)
+		if err != nil {
+			return nil, err
+		}
+		ls = append(ls, l...)
+	}
+	if err := a.Load(ctx, r, rg, ls); err != nil {
+		return nil, err
+	}
+	return a.Columns(ctx, r, rg, names)
+}
+
+// leaves is the leaves column name reads in rg's file: its own for a flat column, those
+// below it for a nested one, none for a partition column.
+func (a *Arrays) leaves(r *dataset.Reader, rg dataset.RowGroup, name string) ([]dataset.Leaf, error) {
+	if a.ds.IsPartition(name) || rg.Rows == 0 {
+		return nil, nil
+	}
+	if l, ok := Flat(a.ds, rg.File, name); ok {
+		return []dataset.Leaf{l}, nil
+	}
+	ls, err := r.ColumnLeaves(name)
+	if err != nil {
+		return nil, &dataset.Error{Op: "read", Path: rg.File.Path, RowGroup: rg.Index, Column: name, Err: err}
+	}
+	return ls, nil
+}
+
+// Load reads the chunks of leaves ls of rg with one ReadChunks, each once however often
+// ls names it, for Chunk and Columns. They view a's buffer until the next Load.
+func (a *Arrays) Load(ctx context.Context, r *dataset.Reader, rg dataset.RowGroup, ls []dataset.Leaf) error {
+	if a.got == nil {
+		a.got = map[int]pages.Chunk{}
+	}
+	clear(a.got)
+	uniq := make([]dataset.Leaf, 0, len(ls))
+	for _, l := range ls {
+		if _, dup := a.got[l.Index]; !dup && l.Index >= 0 {
+			a.got[l.Index] = pages.Chunk{}
+			uniq = append(uniq, l)
+		}
+	}
+	if len(uniq) == 0 {
+		return nil
+	}
+	chunks, buf, err := r.ReadChunks(ctx, rg.Index, uniq, a.buf)
+	a.buf = buf
+	if err != nil {
+		clear(a.got)
+		return err
+	}
+	for i, l := range uniq {
+		a.got[l.Index] = chunks[i]
+	}
+	return nil
+}
+
+// Chunk is leaf l's chunk of the last Load (the zero Chunk for a partition column's
+// leaf, Index -1); ok is false when that Load did not read it.
+func (a *Arrays) Chunk(l dataset.Leaf) (c pages.Chunk, ok bool) {
+	if l.Index < 0 {
+		return pages.Chunk{}, true
+	}
+	c, ok = a.got[l.Index]
+	return c, ok
+}
+
+// Columns makes columns names of rg from the chunks of the last Load, which must have
+// read their leaves: flat ones by the page decoder, nested ones through arrow-go
+// (dataset.Reader.DecodeColumn), partition columns as their file's value. The caller
+// releases the result.
+func (a *Arrays) Columns(ctx context.Context, r *dataset.Reader, rg dataset.RowGroup, names []string) ([]*arrow.Chunked, error) {
 	out := make([]*arrow.Chunked, len(names))
 	fail := func(err error) ([]*arrow.Chunked, error) {
 		for _, c := range out {
@@ -48,10 +125,10 @@ func (a *Arrays) Read(ctx context.Context, r *dataset.Reader, rg dataset.RowGrou
 		}
 		return nil, err
 	}
-	var flat []dataset.Leaf
-	var at []int // index in names of each flat leaf
-	var nested []string
 	for i, n := range names {
+		if err := ctx.Err(); err != nil {
+			return fail(&dataset.Error{Op: "read", Path: rg.File.Path, RowGroup: rg.Index, Err: err})
+		}
 		if c, ok, err := a.ds.Constant(rg.File, n, int(rg.Rows)); ok {
 			if err != nil {
 				return fail(&dataset.Error{Op: "read", Path: rg.File.Path, RowGroup: rg.Index, Column: n, Err: err})
@@ -60,41 +137,30 @@ func (a *Arrays) Read(ctx context.Context, r *dataset.Reader, rg dataset.RowGrou
 			c.Release()
 			continue
 		}
-		if l, ok := Flat(a.ds, rg.File, n); ok {
-			flat, at = append(flat, l), append(at, i)
-			continue
-		}
-		nested = append(nested, n)
-	}
-	if len(flat) > 0 {
-		chunks, buf, err := r.ReadChunks(rg.Index, flat, a.buf)
-		a.buf = buf
+		ls, err := a.leaves(r, rg, n)
 		if err != nil {
 			return fail(err)
 		}
-		for k, c := range chunks {
-			if err := ctx.Err(); err != nil {
-				return fail(&dataset.Error{Op: "read", Path: rg.File.Path, RowGroup: rg.Index, Err: err})
+		chunks := make([]pages.Chunk, len(ls))
+		for k, l := range ls {
+			c, ok := a.Chunk(l)
+			if !ok {
+				return fail(&dataset.Error{Op: "read", Path: rg.File.Path, RowGroup: rg.Index, Column: n,
+					Err: errors.New("its chunks were not loaded")})
 			}
-			col, err := a.Build(rg, names[at[k]], c)
-			if err != nil {
-				return fail(err)
-			}
-			out[at[k]] = col
+			chunks[k] = c
 		}
-	}
-	if len(nested) > 0 {
-		cols, err := r.ReadRowGroup(ctx, rg.Index, nested)
+		var col *arrow.Chunked
+		if l, flat := Flat(a.ds, rg.File, n); flat && rg.Rows > 0 {
+			c, _ := a.Chunk(l)
+			col, err = a.Build(rg, n, c)
+		} else {
+			col, err = r.DecodeColumn(ctx, rg.Index, n, chunks)
+		}
 		if err != nil {
 			return fail(err)
 		}
-		k := 0
-		for i := range out {
-			if out[i] == nil {
-				out[i] = cols[k]
-				k++
-			}
-		}
+		out[i] = col
 	}
 	return out, nil
 }

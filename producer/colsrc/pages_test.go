@@ -172,7 +172,7 @@ func readPageTestFile(t *testing.T, path string, cols []pageCol) (map[string]arr
 		if err != nil {
 			t.Fatal(err)
 		}
-		chunks, _, err := r.ReadChunks(rg.Index, leaves, nil) // a buffer of its own: chunks view it
+		chunks, _, err := r.ReadChunks(context.Background(), rg.Index, leaves, nil) // a buffer of its own: chunks view it
 		if err != nil {
 			t.Fatal(err)
 		}

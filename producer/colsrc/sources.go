@@ -2,6 +2,7 @@ package colsrc
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/apache/arrow-go/v18/arrow"
 
@@ -116,45 +117,59 @@ func (w *Worker) fileLeaves(f *dataset.File) [][]dataset.Leaf {
 // are a few KB per output).
 const leafFiles = 64
 
-// Apply writes output o of rg from its chunks' pages: ls is Plan's for o.
-func (w *Worker) Apply(r *dataset.Reader, rg dataset.RowGroup, o int, ls []dataset.Leaf, sel []int32, d transform.Dest) error {
-	chunks, err := w.ReadChunks(r, rg, o, ls)
+// Read reads every column chunk of rg that its outputs planned for the page path (plan,
+// Plan's) and the columns arrays (to be read as Arrow arrays) need, with one ReadChunks:
+// each chunk once, however many outputs and arrays use it. Apply and Arrays then work on
+// them, until the next Read.
+func (w *Worker) Read(ctx context.Context, r *dataset.Reader, rg dataset.RowGroup, plan [][]dataset.Leaf, arrays []string) error {
+	var ls []dataset.Leaf
+	for _, p := range plan {
+		ls = append(ls, p...)
+	}
+	for _, n := range arrays {
+		l, err := w.arrays.leaves(r, rg, n)
+		if err != nil {
+			return err
+		}
+		ls = append(ls, l...)
+	}
+	return w.arrays.Load(ctx, r, rg, ls)
+}
+
+// Apply writes output o of rg from its chunks' pages, as the last Read read them: ls is
+// Plan's for o.
+func (w *Worker) Apply(rg dataset.RowGroup, o int, ls []dataset.Leaf, sel []int32, d transform.Dest) error {
+	chunks, err := w.chunks(rg, ls)
 	if err != nil {
 		return err
 	}
 	return w.ApplyChunks(rg, o, chunks, sel, d)
 }
 
-// ReadChunks reads the chunks of output o's leaves ls (Plan's) in rg: one per leaf, in
-// order, the zero Chunk for a partition column's (which has none). They view the
-// worker's buffer, until its next read.
-func (w *Worker) ReadChunks(r *dataset.Reader, rg dataset.RowGroup, o int, ls []dataset.Leaf) ([]pages.Chunk, error) {
-	a := w.arrays
-	if w.constsOf(rg.File, o) == nil {
-		chunks, buf, err := r.ReadChunks(rg.Index, ls, a.buf)
-		a.buf = buf
-		return chunks, err
-	}
-	// Partition columns have no chunks: read the others', then put them in place.
-	read := make([]dataset.Leaf, 0, len(ls))
-	for _, l := range ls {
-		if l.Index >= 0 {
-			read = append(read, l)
-		}
-	}
-	got, buf, err := r.ReadChunks(rg.Index, read, a.buf)
-	a.buf = buf
-	if err != nil {
-		return nil, err
-	}
+// chunks is the chunks of leaves ls of the last Read, in order, the zero Chunk for a
+// partition column's (which has none).
+func (w *Worker) chunks(rg dataset.RowGroup, ls []dataset.Leaf) ([]pages.Chunk, error) {
 	chunks := make([]pages.Chunk, len(ls))
-	for j, k := 0, 0; j < len(ls); j++ {
-		if ls[j].Index >= 0 {
-			chunks[j] = got[k]
-			k++
+	for j, l := range ls {
+		c, ok := w.arrays.Chunk(l)
+		if !ok {
+			return nil, &dataset.Error{Op: "read", Path: rg.File.Path, RowGroup: rg.Index,
+				Err: fmt.Errorf("leaf %d was not read for this row group", l.Index)}
 		}
+		chunks[j] = c
 	}
 	return chunks, nil
+}
+
+// ReadChunks reads the chunks of output o's leaves ls (Plan's) in rg alone: one per
+// leaf, in order, the zero Chunk for a partition column's. They view the worker's
+// buffer until its next read. (A Verifier reads each output by itself, to say which is
+// damaged; serving reads a row group once, with Read.)
+func (w *Worker) ReadChunks(ctx context.Context, r *dataset.Reader, rg dataset.RowGroup, ls []dataset.Leaf) ([]pages.Chunk, error) {
+	if err := w.arrays.Load(ctx, r, rg, ls); err != nil {
+		return nil, err
+	}
+	return w.chunks(rg, ls)
 }
 
 // ApplyChunks writes output o of rg from chunks (ReadChunks').
@@ -171,8 +186,8 @@ func (w *Worker) constsOf(f *dataset.File, o int) []*Const {
 	return nil
 }
 
-// Arrays reads columns names of rg as Arrow arrays (Arrays.Read), with the worker's
-// buffer: the chunks ReadChunks returned before are no longer valid.
+// Arrays makes columns names of rg, whose chunks the last Read read, into Arrow arrays
+// (Arrays.Columns).
 func (w *Worker) Arrays(ctx context.Context, r *dataset.Reader, rg dataset.RowGroup, names []string) ([]*arrow.Chunked, error) {
-	return w.arrays.Read(ctx, r, rg, names)
+	return w.arrays.Columns(ctx, r, rg, names)
 }

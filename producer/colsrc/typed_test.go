@@ -78,7 +78,7 @@ func bothPathsOfFile(t *testing.T, path string, o config.Output) ([]byte, error)
 			}
 			leaves[j] = l
 		}
-		chunks, _, err := r.ReadChunks(rg.Index, leaves, nil)
+		chunks, _, err := r.ReadChunks(context.Background(), rg.Index, leaves, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -623,7 +623,7 @@ func TestDate64Pages(t *testing.T) {
 			t.Fatal(err)
 		}
 		l, _ := rg.File.Leaf("d32")
-		chunks, _, err := r.ReadChunks(rg.Index, []dataset.Leaf{l}, nil)
+		chunks, _, err := r.ReadChunks(context.Background(), rg.Index, []dataset.Leaf{l}, nil)
 		r.Close()
 		if err != nil {
 			t.Fatal(err)
@@ -665,7 +665,7 @@ func TestDictionaryOfTheWholeTable(t *testing.T) {
 		}
 		defer r.Close()
 		l, _ := rg.File.Leaf("cat")
-		chunks, _, err := r.ReadChunks(rg.Index, []dataset.Leaf{l}, nil)
+		chunks, _, err := r.ReadChunks(context.Background(), rg.Index, []dataset.Leaf{l}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -703,7 +703,7 @@ func TestDecimalStepAcrossDictionaryFallback(t *testing.T) {
 	}
 	defer r.Close()
 	l, _ := ds.Files[0].Leaf("dec18")
-	chunks, _, err := r.ReadChunks(0, []dataset.Leaf{l}, nil)
+	chunks, _, err := r.ReadChunks(context.Background(), 0, []dataset.Leaf{l}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -68,8 +68,8 @@ func (f *File) PagesReadable(rg int, l Leaf) error {
 // copy.)
 // Each chunk's footer checksum (files of `shmloader gen`) is verified here; the decoder
 // checks page CRCs as it reads the pages.
-func (r *Reader) ReadChunks(rg int, ls []Leaf, buf []byte) ([]pages.Chunk, []byte, error) {
-	return r.readChunks(context.Background(), rg, ls, buf, true)
+func (r *Reader) ReadChunks(ctx context.Context, rg int, ls []Leaf, buf []byte) ([]pages.Chunk, []byte, error) {
+	return r.readChunks(ctx, rg, ls, buf, true)
 }
 
 // readChunks is ReadChunks, checking the footer's chunk checksums only when sums.

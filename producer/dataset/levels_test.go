@@ -1,6 +1,7 @@
 package dataset
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -134,7 +135,7 @@ func leafChunk(t *testing.T, path, name string) pages.Chunk {
 	if err := d.Files[0].PagesReadable(0, leaf); err != nil {
 		t.Fatal(err)
 	}
-	chunks, _, err := r.ReadChunks(0, []Leaf{leaf}, nil)
+	chunks, _, err := r.ReadChunks(context.Background(), 0, []Leaf{leaf}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

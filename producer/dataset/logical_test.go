@@ -1,6 +1,7 @@
 package dataset
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
 	"os"
@@ -208,7 +209,7 @@ func TestEmptyDataPageIsSkipped(t *testing.T) {
 	}
 	defer r.Close()
 	l, _ := d.Files[0].Leaf("x")
-	chunks, _, err := r.ReadChunks(0, []Leaf{l}, nil)
+	chunks, _, err := r.ReadChunks(context.Background(), 0, []Leaf{l}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

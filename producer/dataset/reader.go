@@ -3,6 +3,7 @@ package dataset
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -112,6 +113,60 @@ func (r *Reader) ReadRowGroup(ctx context.Context, index int, columns []string) 
 }
 
 func (r *Reader) readColumn(ctx context.Context, rg int, name string) (*arrow.Chunked, error) {
+	if r.ds.IsPartition(name) || r.ft.meta.RowGroups[rg].NumRows == 0 {
+		return r.decodeColumn(ctx, rg, name, nil)
+	}
+	ls, err := r.ColumnLeaves(name)
+	if err != nil {
+		return nil, err
+	}
+	chunks, buf, err := r.readChunks(ctx, rg, ls, r.buf, false) // decodeColumn checks them
+	r.buf = buf
+	if err != nil {
+		var de *Error
+		if errors.As(err, &de) { // ReadRowGroup names the file, row group and column
+			err = inLeaf(name, de.Column, de.Err)
+		}
+		return nil, err
+	}
+	return r.decodeColumn(ctx, rg, name, chunks)
+}
+
+// ColumnLeaves is the leaves column name (as ReadRowGroup names columns) reads in this
+// file, in schema order: one for a flat column, those below it for a list or a struct;
+// none for a partition column.
+func (r *Reader) ColumnLeaves(name string) ([]Leaf, error) {
+	if r.ds.IsPartition(name) {
+		return nil, nil
+	}
+	fi, names, ok := r.field(name)
+	if !ok {
+		return nil, ErrNoColumn
+	}
+	leaves, ok := r.leaves(fi, names)
+	if !ok {
+		return nil, ErrNoColumn
+	}
+	return r.leafList(leaves), nil
+}
+
+// DecodeColumn decodes column name of row group rg (its index in the file) through
+// arrow-go from chunks, its leaves' chunks as ReadChunks read them (ColumnLeaves'
+// order), into the dataset's type for it, as ReadRowGroup does. Each chunk is checked
+// first (its footer CRC again, every page's CRC, header and sizes), and its pages of no
+// values are dropped in place. The caller releases the result.
+func (r *Reader) DecodeColumn(ctx context.Context, rg int, name string, chunks []pages.Chunk) (*arrow.Chunked, error) {
+	if rg < 0 || rg >= len(r.ft.meta.RowGroups) {
+		return nil, &Error{Op: "read", Path: r.file.Path, RowGroup: rg, Err: kindf(ErrRowGroup, "file has %d row groups", len(r.ft.meta.RowGroups))}
+	}
+	col, err := r.decodeColumn(ctx, rg, name, chunks)
+	if err != nil {
+		return nil, &Error{Op: "read", Path: r.file.Path, RowGroup: rg, Column: name, Err: err}
+	}
+	return col, nil
+}
+
+func (r *Reader) decodeColumn(ctx context.Context, rg int, name string, chunks []pages.Chunk) (*arrow.Chunked, error) {
 	want, ok := r.ds.Field(name)
 	if !ok {
 		return nil, ErrNoColumn
@@ -141,8 +196,10 @@ func (r *Reader) readColumn(ctx context.Context, rg int, name string) (*arrow.Ch
 		return nil, ErrNoColumn
 	}
 	ls := r.leafList(leaves)
-	chunks, err := r.readLeaves(ctx, rg, name, ls)
-	if err != nil {
+	if len(chunks) != len(ls) {
+		return nil, fmt.Errorf("%d chunks given for the column's %d leaves", len(chunks), len(ls))
+	}
+	if err := r.checkLeaves(rg, name, ls, chunks); err != nil {
 		return nil, err
 	}
 	col, err := r.decode(ctx, fi, leaves, rg)
@@ -237,31 +294,24 @@ func collectLeaves(f *pqarrow.SchemaField, leaves map[int]bool) {
 	}
 }
 
-// readLeaves reads the chunks of leaves in row group rg with ReadChunks (which checks
-// their footer CRCs), checks their pages (checkChunk) and puts them in r.img for
-// arrow-go.
-func (r *Reader) readLeaves(ctx context.Context, rg int, name string, ls []Leaf) ([]pages.Chunk, error) {
+// checkLeaves checks chunks, leaves ls's in row group rg (checkChunk), and puts them in
+// r.img for arrow-go; a chunk whose empty pages checkChunk dropped is shortened in place.
+func (r *Reader) checkLeaves(rg int, name string, ls []Leaf, chunks []pages.Chunk) error {
 	schema := r.ft.meta.Schema
-	chunks, buf, err := r.readChunks(ctx, rg, ls, r.buf, false) // checkChunk checks the CRCs
-	r.buf = buf
 	r.img.chunks = r.img.chunks[:0]
-	if err != nil {
-		var de *Error
-		if errors.As(err, &de) { // ReadRowGroup names the file, row group and column
-			err = inLeaf(name, de.Column, de.Err)
-		}
-		return nil, err
-	}
 	for i, c := range chunks {
 		start, size, _ := chunkRange(r.ft.meta, rg, ls[i].Index)
+		if int64(len(c.Data)) > size {
+			return fmt.Errorf("leaf %s: a chunk of %d bytes given, the footer says %d", schema.Column(ls[i].Index).Path(), len(c.Data), size)
+		}
 		n, err := r.checkChunk(rg, ls[i], c, start)
 		if err != nil {
-			return nil, inLeaf(name, schema.Column(ls[i].Index).Path(), err)
+			return inLeaf(name, schema.Column(ls[i].Index).Path(), err)
 		}
 		chunks[i].Data = c.Data[:n]
 		r.img.chunks = append(r.img.chunks, imageChunk{start: start, size: size, data: chunks[i].Data})
 	}
-	return chunks, nil
+	return nil
 }
 
 // leafList is leaves in schema order.

@@ -5,74 +5,33 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"sync"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/compress"
 
-	"github.com/shmloader/shmloader/producer/storage"
+	"github.com/shmloader/shmloader/internal/testkit"
 )
-
-// countingStore is storage.Local with every read recorded: which object, where, how many
-// bytes.
-type countingStore struct {
-	storage.Local
-	mu    sync.Mutex
-	reads []readAt
-}
-
-type readAt struct {
-	path   string
-	off, n int64
-}
-
-func (s *countingStore) Open(ctx context.Context, o storage.Object) (storage.Reader, error) {
-	r, err := s.Local.Open(ctx, o)
-	if err != nil {
-		return nil, err
-	}
-	return &countingReader{Reader: r, s: s, path: o.Path}, nil
-}
-
-func (s *countingStore) log() []readAt {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]readAt(nil), s.reads...)
-}
-
-type countingReader struct {
-	storage.Reader
-	s    *countingStore
-	path string
-}
-
-func (r *countingReader) ReadAt(ctx context.Context, p []byte, off int64) error {
-	r.s.mu.Lock()
-	r.s.reads = append(r.s.reads, readAt{r.path, off, int64(len(p))})
-	r.s.mu.Unlock()
-	return r.Reader.ReadAt(ctx, p, off)
-}
 
 // OpenReader uses the footer Open parsed: reading row groups reads no byte of the footer
 // again.
 func TestReaderReusesFooter(t *testing.T) {
 	dir := t.TempDir()
 	path := writeTest(t, dir, "a.parquet", 0, 200, writeOpts{rgRows: 100, checksums: true})
-	st := &countingStore{}
+	st := &testkit.CountingStore{}
 	d, err := OpenStore(context.Background(), st, path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	opened := len(st.log())
+	opened := len(st.Reads())
 	groups := readAll(t, d, []string{"a", "l"})
 	checkValues(t, []string{"a", "l"}, groups[1], 100)
 	release(groups)
 	footerAt := d.Files[0].Size - 8 - d.Files[0].footerLen
-	for _, r := range st.log()[opened:] {
-		if r.off+r.n > footerAt {
-			t.Errorf("a row group read reads the footer again: %d bytes at %d (footer at %d)", r.n, r.off, footerAt)
+	for _, r := range st.Reads()[opened:] {
+		if r.Off+r.N > footerAt {
+			t.Errorf("a row group read reads the footer again: %d bytes at %d (footer at %d)", r.N, r.Off, footerAt)
 		}
 	}
 }
@@ -115,15 +74,15 @@ func TestChunksAreReadOnceThroughTheStore(t *testing.T) {
 			dir := t.TempDir()
 			writeTest(t, dir, "a.parquet", 0, 1000, o)
 			writeTest(t, dir, "b.parquet", 1000, 700, o)
-			st := &countingStore{}
+			st := &testkit.CountingStore{}
 			d, err := OpenStore(context.Background(), st, dir)
 			if err != nil {
 				t.Fatal(err)
 			}
 			// Open: one read per file, the footer's tail.
 			byFile := map[string]int{}
-			for _, r := range st.log() {
-				byFile[r.path]++
+			for _, r := range st.Reads() {
+				byFile[r.Path]++
 			}
 			for _, f := range d.Files {
 				if byFile[f.Path] != 1 {
@@ -135,8 +94,8 @@ func TestChunksAreReadOnceThroughTheStore(t *testing.T) {
 				names = append(names, fl.Name)
 			}
 			for road := range 2 {
-				before := len(st.log())
-				want := map[readAt]int{} // each chunk's range, once
+				before := len(st.Reads())
+				want := map[testkit.Read]int{} // each chunk's range, once
 				for _, f := range d.Files {
 					meta := footerOf(t, f)
 					r, err := d.OpenReader(f)
@@ -148,7 +107,7 @@ func TestChunksAreReadOnceThroughTheStore(t *testing.T) {
 							start, n, _ := chunkRange(meta, rg, leaf)
 							flat := meta.Schema.Column(leaf).MaxRepetitionLevel() == 0
 							if road == 1 || flat {
-								want[readAt{f.Path, start, n}]++
+								want[testkit.Read{Path: f.Path, Off: start, N: n}]++
 							}
 						}
 						if road == 0 {
@@ -159,7 +118,7 @@ func TestChunksAreReadOnceThroughTheStore(t *testing.T) {
 								}
 							}
 							for _, l := range ls { // one at a time: adjacent chunks are read together
-								if _, _, err := r.ReadChunks(rg, []Leaf{l}, nil); err != nil {
+								if _, _, err := r.ReadChunks(context.Background(), rg, []Leaf{l}, nil); err != nil {
 									t.Fatal(err)
 								}
 							}
@@ -173,8 +132,8 @@ func TestChunksAreReadOnceThroughTheStore(t *testing.T) {
 					}
 					r.Close()
 				}
-				got := map[readAt]int{}
-				for _, rd := range st.log()[before:] {
+				got := map[testkit.Read]int{}
+				for _, rd := range st.Reads()[before:] {
 					got[rd]++
 				}
 				if fmt.Sprint(got) != fmt.Sprint(want) {

@@ -56,7 +56,7 @@ func countPages(t *testing.T, r *dataset.Reader, rg dataset.RowGroup) int {
 	n := 0
 	for _, name := range []string{"f", "c", "s"} {
 		l, _ := rg.File.Leaf(name)
-		cs, _, err := r.ReadChunks(rg.Index, []dataset.Leaf{l}, nil)
+		cs, _, err := r.ReadChunks(context.Background(), rg.Index, []dataset.Leaf{l}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

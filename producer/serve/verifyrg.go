@@ -92,7 +92,7 @@ func (c *rgCheck) asDecoded() {
 		if ls == nil || c.ctx.Err() != nil {
 			continue
 		}
-		chunks, err := c.pw.ReadChunks(c.r, c.rg, o, ls)
+		chunks, err := c.pw.ReadChunks(c.ctx, c.r, c.rg, ls)
 		if err == nil {
 			for j, l := range ls {
 				if l.Index >= 0 {
@@ -151,7 +151,7 @@ func (c *rgCheck) columnRoad(name string) {
 // the column's type, or, for a type no road of serve builds, walks its pages with the
 // page decoder's checks.
 func (c *rgCheck) flatRoad(name string, l dataset.Leaf) {
-	chunks, buf, err := c.r.ReadChunks(c.rg.Index, []dataset.Leaf{l}, c.buf)
+	chunks, buf, err := c.r.ReadChunks(c.ctx, c.rg.Index, []dataset.Leaf{l}, c.buf)
 	c.buf = buf
 	if err != nil {
 		c.count(name, nil)
