@@ -3,12 +3,14 @@
 //
 // The data path, per window of row groups:
 //
-//	queue ──► workers: read the needed column chunks of one row group (dataset.Reader),
-//	          filter its rows, run each output's transforms column at a time, and write the
-//	          results row-major into the window's buffers (one region per row group);
-//	          outputs of flat columns are decoded page by page straight into the
-//	          transforms (package pages, pagepath.go), the rest and the filter's columns
-//	          through arrow-go
+//	queue ──► workers: read every column chunk one row group needs, once, with one
+//	          ReadChunks through the dataset's store (colsrc.Worker.Read), filter its
+//	          rows, run each output's transforms column at a time, and write the results
+//	          row-major into the window's buffers (one region per row group); flat
+//	          columns are decoded by the page decoder only, straight into the
+//	          transforms (package colsrc) or into Arrow arrays for the filter and the
+//	          transforms' array path; arrow-go decodes nested columns from the checked
+//	          bytes
 //	      ──► window cache: windows are decoded once, shared by every rank, prefetched in
 //	          plan order, and recycled (memory: cache capacity × window bytes)
 //	      ──► rank loops: one goroutine per ring gathers its batch's rows from the windows
