@@ -51,7 +51,7 @@ def test_start_positions_outside_the_run_are_refused(
     state.write_text('{"epoch": 0, "step": 3}')
     for flags, words in [
         (["--start-epoch", "2"], "epochs 0..1"),
-        (["--start-step", "21"], "steps 0..19 (20: at its end)"),
+        (["--start-step", "21"], "steps 0..19 per rank (20: at its end)"),
         (["--resume", str(state), "--start-epoch", "1"], "give one"),
     ]:
         serve = group.serve(cfg, "pos-" + uuid.uuid4().hex[:12], *flags)
