@@ -19,10 +19,12 @@ type Arrays struct {
 	ds  *dataset.Dataset
 	dec pages.Decoder
 	v   pages.Values
-	buf []byte
-	// got is the chunks of the last Load, by leaf index in their file's schema: they view
-	// buf until the next Load.
-	got map[int]pages.Chunk
+	// got is the chunks loaded since Begin, by leaf index in their file's schema; each
+	// Load reads into the next of bufs, which are reused from row group to row group.
+	got     map[int]pages.Chunk
+	bufs    [][]byte
+	next    int
+	missing []dataset.Leaf
 }
 
 // NewArrays reads the columns of ds.
@@ -42,17 +44,7 @@ func Flat(ds *dataset.Dataset, f *dataset.File, name string) (l dataset.Leaf, ok
 // Chunked per name, in order; the caller releases them. Their chunks are read together,
 // once each (Load), each verified against the footer's checksum.
 func (a *Arrays) Read(ctx context.Context, r *dataset.Reader, rg dataset.RowGroup, names []string) ([]*arrow.Chunked, error) {
-	var ls []dataset.Leaf
-	for _, n := range names {
-		l, err := a.leaves(r, rg, n)
-		if err != nil {
-			return nil, err
-		}
-		ls = append(ls, l...)
-	}
-	if err := a.Load(ctx, r, rg, ls); err != nil {
-		return nil, err
-	}
+	a.Begin()
 	return a.Columns(ctx, r, rg, names)
 }
 
@@ -72,37 +64,54 @@ func (a *Arrays) leaves(r *dataset.Reader, rg dataset.RowGroup, name string) ([]
 	return ls, nil
 }
 
-// Load reads the chunks of leaves ls of rg with one ReadChunks, each once however often
-// ls names it, for Chunk and Columns. They view a's buffer until the next Load.
-func (a *Arrays) Load(ctx context.Context, r *dataset.Reader, rg dataset.RowGroup, ls []dataset.Leaf) error {
+// Begin starts a row group: the chunks loaded before are let go.
+func (a *Arrays) Begin() {
 	if a.got == nil {
 		a.got = map[int]pages.Chunk{}
 	}
 	clear(a.got)
-	uniq := make([]dataset.Leaf, 0, len(ls))
+	a.next = 0
+}
+
+// Load reads the chunks of those leaves ls of rg that were not loaded since Begin, with
+// one ReadChunks: each chunk is read once per row group however often it is asked for,
+// and right before its first use, while its bytes are still in the CPU's caches (reading
+// a whole row group's chunks first measured 4 % more CPU for serve). Chunks stay valid
+// until the next Begin.
+func (a *Arrays) Load(ctx context.Context, r *dataset.Reader, rg dataset.RowGroup, ls []dataset.Leaf) error {
+	if a.got == nil {
+		a.Begin()
+	}
+	a.missing = a.missing[:0]
 	for _, l := range ls {
-		if _, dup := a.got[l.Index]; !dup && l.Index >= 0 {
-			a.got[l.Index] = pages.Chunk{}
-			uniq = append(uniq, l)
+		if _, done := a.got[l.Index]; !done && l.Index >= 0 {
+			a.got[l.Index] = pages.Chunk{} // once, even if ls names it twice
+			a.missing = append(a.missing, l)
 		}
 	}
-	if len(uniq) == 0 {
+	if len(a.missing) == 0 {
 		return nil
 	}
-	chunks, buf, err := r.ReadChunks(ctx, rg.Index, uniq, a.buf)
-	a.buf = buf
+	if a.next == len(a.bufs) {
+		a.bufs = append(a.bufs, nil)
+	}
+	chunks, buf, err := r.ReadChunks(ctx, rg.Index, a.missing, a.bufs[a.next])
+	a.bufs[a.next] = buf
+	a.next++
 	if err != nil {
-		clear(a.got)
+		for _, l := range a.missing {
+			delete(a.got, l.Index)
+		}
 		return err
 	}
-	for i, l := range uniq {
+	for i, l := range a.missing {
 		a.got[l.Index] = chunks[i]
 	}
 	return nil
 }
 
-// Chunk is leaf l's chunk of the last Load (the zero Chunk for a partition column's
-// leaf, Index -1); ok is false when that Load did not read it.
+// Chunk is leaf l's chunk loaded since Begin (the zero Chunk for a partition column's
+// leaf, Index -1); ok is false when none was.
 func (a *Arrays) Chunk(l dataset.Leaf) (c pages.Chunk, ok bool) {
 	if l.Index < 0 {
 		return pages.Chunk{}, true
@@ -111,11 +120,22 @@ func (a *Arrays) Chunk(l dataset.Leaf) (c pages.Chunk, ok bool) {
 	return c, ok
 }
 
-// Columns makes columns names of rg from the chunks of the last Load, which must have
-// read their leaves: flat ones by the page decoder, nested ones through arrow-go
+// Columns makes columns names of rg into arrays from their chunks, loading those not
+// loaded since Begin (Load): flat ones by the page decoder, nested ones through arrow-go
 // (dataset.Reader.DecodeColumn), partition columns as their file's value. The caller
 // releases the result.
 func (a *Arrays) Columns(ctx context.Context, r *dataset.Reader, rg dataset.RowGroup, names []string) ([]*arrow.Chunked, error) {
+	var ls []dataset.Leaf
+	for _, n := range names {
+		l, err := a.leaves(r, rg, n)
+		if err != nil {
+			return nil, err
+		}
+		ls = append(ls, l...)
+	}
+	if err := a.Load(ctx, r, rg, ls); err != nil {
+		return nil, err
+	}
 	out := make([]*arrow.Chunked, len(names))
 	fail := func(err error) ([]*arrow.Chunked, error) {
 		for _, c := range out {

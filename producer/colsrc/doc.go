@@ -8,9 +8,9 @@
 // Sources and its Worker are serve's entry point. Plan says which outputs of a row group
 // are read from pages: those whose columns are all flat (max repetition level 0: a
 // top-level column, or a field of a struct by its dotted path) or partition columns,
-// of types the transforms read from runs. Worker.Read reads every chunk a row group
-// needs with one ReadChunks, each once; Worker.Apply takes such an output's chunks
-// from there and runs the transforms over them (Decoders.Apply, then transform.Output.ApplyRuns):
+// of types the transforms read from runs. After Worker.Begin, every chunk of the row
+// group is read once, right before its first use; Worker.Apply reads such an output's
+// chunks not read yet and runs the transforms over them (Decoders.Apply, then transform.Output.ApplyRuns):
 // each chunk's page decoder is a transform.Runs (pageRuns) that hands over each run as
 // the decoder yields it, viewed, not copied, and a partition column's value is a
 // dictionary of one entry that every row uses (constRuns). Kind maps a column's Arrow

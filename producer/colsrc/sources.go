@@ -117,28 +117,17 @@ func (w *Worker) fileLeaves(f *dataset.File) [][]dataset.Leaf {
 // are a few KB per output).
 const leafFiles = 64
 
-// Read reads every column chunk of rg that its outputs planned for the page path (plan,
-// Plan's) and the columns arrays (to be read as Arrow arrays) need, with one ReadChunks:
-// each chunk once, however many outputs and arrays use it. Apply and Arrays then work on
-// them, until the next Read.
-func (w *Worker) Read(ctx context.Context, r *dataset.Reader, rg dataset.RowGroup, plan [][]dataset.Leaf, arrays []string) error {
-	var ls []dataset.Leaf
-	for _, p := range plan {
-		ls = append(ls, p...)
-	}
-	for _, n := range arrays {
-		l, err := w.arrays.leaves(r, rg, n)
-		if err != nil {
-			return err
-		}
-		ls = append(ls, l...)
-	}
-	return w.arrays.Load(ctx, r, rg, ls)
-}
+// Begin starts row group rg: Apply and Arrays then read each of its chunks once,
+// however many outputs, the filter and the array path use it, each right before its
+// first use.
+func (w *Worker) Begin() { w.arrays.Begin() }
 
-// Apply writes output o of rg from its chunks' pages, as the last Read read them: ls is
-// Plan's for o.
-func (w *Worker) Apply(rg dataset.RowGroup, o int, ls []dataset.Leaf, sel []int32, d transform.Dest) error {
+// Apply writes output o of rg from its chunks' pages, reading those not read since
+// Begin: ls is Plan's for o.
+func (w *Worker) Apply(ctx context.Context, r *dataset.Reader, rg dataset.RowGroup, o int, ls []dataset.Leaf, sel []int32, d transform.Dest) error {
+	if err := w.arrays.Load(ctx, r, rg, ls); err != nil {
+		return err
+	}
 	chunks, err := w.chunks(rg, ls)
 	if err != nil {
 		return err
@@ -146,7 +135,7 @@ func (w *Worker) Apply(rg dataset.RowGroup, o int, ls []dataset.Leaf, sel []int3
 	return w.ApplyChunks(rg, o, chunks, sel, d)
 }
 
-// chunks is the chunks of leaves ls of the last Read, in order, the zero Chunk for a
+// chunks is the chunks of leaves ls loaded since Begin, in order, the zero Chunk for a
 // partition column's (which has none).
 func (w *Worker) chunks(rg dataset.RowGroup, ls []dataset.Leaf) ([]pages.Chunk, error) {
 	chunks := make([]pages.Chunk, len(ls))
@@ -164,8 +153,9 @@ func (w *Worker) chunks(rg dataset.RowGroup, ls []dataset.Leaf) ([]pages.Chunk, 
 // ReadChunks reads the chunks of output o's leaves ls (Plan's) in rg alone: one per
 // leaf, in order, the zero Chunk for a partition column's. They view the worker's
 // buffer until its next read. (A Verifier reads each output by itself, to say which is
-// damaged; serving reads a row group once, with Read.)
+// damaged.)
 func (w *Worker) ReadChunks(ctx context.Context, r *dataset.Reader, rg dataset.RowGroup, ls []dataset.Leaf) ([]pages.Chunk, error) {
+	w.arrays.Begin()
 	if err := w.arrays.Load(ctx, r, rg, ls); err != nil {
 		return nil, err
 	}
@@ -186,8 +176,8 @@ func (w *Worker) constsOf(f *dataset.File, o int) []*Const {
 	return nil
 }
 
-// Arrays makes columns names of rg, whose chunks the last Read read, into Arrow arrays
-// (Arrays.Columns).
+// Arrays makes columns names of rg into Arrow arrays (Arrays.Columns), reading the
+// chunks not read since Begin.
 func (w *Worker) Arrays(ctx context.Context, r *dataset.Reader, rg dataset.RowGroup, names []string) ([]*arrow.Chunked, error) {
 	return w.arrays.Columns(ctx, r, rg, names)
 }

@@ -114,7 +114,7 @@ func (r *Reader) ReadRowGroup(ctx context.Context, index int, columns []string) 
 
 func (r *Reader) readColumn(ctx context.Context, rg int, name string) (*arrow.Chunked, error) {
 	if r.ds.IsPartition(name) || r.ft.meta.RowGroups[rg].NumRows == 0 {
-		return r.decodeColumn(ctx, rg, name, nil)
+		return r.decodeColumn(ctx, rg, name, nil, false)
 	}
 	ls, err := r.ColumnLeaves(name)
 	if err != nil {
@@ -129,7 +129,7 @@ func (r *Reader) readColumn(ctx context.Context, rg int, name string) (*arrow.Ch
 		}
 		return nil, err
 	}
-	return r.decodeColumn(ctx, rg, name, chunks)
+	return r.decodeColumn(ctx, rg, name, chunks, true)
 }
 
 // ColumnLeaves is the leaves column name (as ReadRowGroup names columns) reads in this
@@ -153,20 +153,22 @@ func (r *Reader) ColumnLeaves(name string) ([]Leaf, error) {
 // DecodeColumn decodes column name of row group rg (its index in the file) through
 // arrow-go from chunks, its leaves' chunks as ReadChunks read them (ColumnLeaves'
 // order), into the dataset's type for it, as ReadRowGroup does. Each chunk is checked
-// first (its footer CRC again, every page's CRC, header and sizes), and its pages of no
-// values are dropped in place. The caller releases the result.
+// first (every page's CRC, header and sizes; ReadChunks checked the footer's CRC), and
+// its pages of no values are dropped in place. The caller releases the result.
 func (r *Reader) DecodeColumn(ctx context.Context, rg int, name string, chunks []pages.Chunk) (*arrow.Chunked, error) {
 	if rg < 0 || rg >= len(r.ft.meta.RowGroups) {
 		return nil, &Error{Op: "read", Path: r.file.Path, RowGroup: rg, Err: kindf(ErrRowGroup, "file has %d row groups", len(r.ft.meta.RowGroups))}
 	}
-	col, err := r.decodeColumn(ctx, rg, name, chunks)
+	col, err := r.decodeColumn(ctx, rg, name, chunks, false)
 	if err != nil {
 		return nil, &Error{Op: "read", Path: r.file.Path, RowGroup: rg, Column: name, Err: err}
 	}
 	return col, nil
 }
 
-func (r *Reader) decodeColumn(ctx context.Context, rg int, name string, chunks []pages.Chunk) (*arrow.Chunked, error) {
+// decodeColumn is DecodeColumn; sums: the chunks' footer CRCs are still to be checked
+// (ReadChunks has checked them).
+func (r *Reader) decodeColumn(ctx context.Context, rg int, name string, chunks []pages.Chunk, sums bool) (*arrow.Chunked, error) {
 	want, ok := r.ds.Field(name)
 	if !ok {
 		return nil, ErrNoColumn
@@ -199,7 +201,7 @@ func (r *Reader) decodeColumn(ctx context.Context, rg int, name string, chunks [
 	if len(chunks) != len(ls) {
 		return nil, fmt.Errorf("%d chunks given for the column's %d leaves", len(chunks), len(ls))
 	}
-	if err := r.checkLeaves(rg, name, ls, chunks); err != nil {
+	if err := r.checkLeaves(rg, name, ls, chunks, sums); err != nil {
 		return nil, err
 	}
 	col, err := r.decode(ctx, fi, leaves, rg)
@@ -296,7 +298,7 @@ func collectLeaves(f *pqarrow.SchemaField, leaves map[int]bool) {
 
 // checkLeaves checks chunks, leaves ls's in row group rg (checkChunk), and puts them in
 // r.img for arrow-go; a chunk whose empty pages checkChunk dropped is shortened in place.
-func (r *Reader) checkLeaves(rg int, name string, ls []Leaf, chunks []pages.Chunk) error {
+func (r *Reader) checkLeaves(rg int, name string, ls []Leaf, chunks []pages.Chunk, sums bool) error {
 	schema := r.ft.meta.Schema
 	r.img.chunks = r.img.chunks[:0]
 	for i, c := range chunks {
@@ -304,7 +306,7 @@ func (r *Reader) checkLeaves(rg int, name string, ls []Leaf, chunks []pages.Chun
 		if int64(len(c.Data)) > size {
 			return fmt.Errorf("leaf %s: a chunk of %d bytes given, the footer says %d", schema.Column(ls[i].Index).Path(), len(c.Data), size)
 		}
-		n, err := r.checkChunk(rg, ls[i], c, start)
+		n, err := r.checkChunk(rg, ls[i], c, start, sums)
 		if err != nil {
 			return inLeaf(name, schema.Column(ls[i].Index).Path(), err)
 		}

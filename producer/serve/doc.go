@@ -3,8 +3,8 @@
 //
 // The data path, per window of row groups:
 //
-//	queue ──► workers: read every column chunk one row group needs, once, with one
-//	          ReadChunks through the dataset's store (colsrc.Worker.Read), filter its
+//	queue ──► workers: read every column chunk one row group needs, once, through the
+//	          dataset's store, right before its first use (colsrc.Worker), filter its
 //	          rows, run each output's transforms column at a time, and write the results
 //	          row-major into the window's buffers (one region per row group); flat
 //	          columns are decoded by the page decoder only, straight into the

@@ -166,17 +166,14 @@ func (s *source) countKept(ctx context.Context, a *colsrc.Arrays, r *dataset.Rea
 // decode reads rg, filters it and writes its kept rows' outputs into dst as records of
 // layout l: tensor t of kept row k at dst[k*l.stride+l.off[t]]. want is the kept-row
 // count the plan was made with. Every chunk the row group needs is read once
-// (colsrc.Worker.Read). Outputs whose columns are flat go straight from the pages into
+// (colsrc.Worker.Begin). Outputs whose columns are flat go straight from the pages into
 // dst (colsrc.Worker.Apply); the rest, and the filter's columns, are made
 // Arrow arrays (colsrc.Worker.Arrays: flat columns by the same page decoder, nested
 // ones through arrow-go) for the transforms' ApplyTo.
 func (s *source) decode(ctx context.Context, w *colsrc.Worker, r *dataset.Reader, rg dataset.RowGroup, want int64, dst []byte, l *rowLayout) error {
 	plan := w.Plan(rg)
 	need := s.arrayColumns(plan)
-	// One read of every chunk the row group needs, each once.
-	if err := w.Read(ctx, r, rg, plan, pick(s.columns, need)); err != nil {
-		return err
-	}
+	w.Begin() // each chunk of rg is read once, right before its first use
 	cols, err := readArrays(ctx, w, r, rg, s.columns, need)
 	if err != nil {
 		return err
@@ -201,7 +198,7 @@ func (s *source) decode(ctx context.Context, w *colsrc.Worker, r *dataset.Reader
 			d.Bufs[i], d.Stride[i] = dst[l.off[s.outTen[o]+i]:], l.stride
 		}
 		if plan[o] != nil {
-			if err := w.Apply(rg, o, plan[o], sel, d); err != nil {
+			if err := w.Apply(ctx, r, rg, o, plan[o], sel, d); err != nil {
 				return s.decodeErr(rg, err)
 			}
 			continue
@@ -245,8 +242,7 @@ func pick(names []string, need []bool) []string {
 	return want
 }
 
-// readArrays makes the columns marked in need into arrays with w, from the chunks its
-// last Read read (the others stay nil).
+// readArrays makes the columns marked in need into arrays with w (the others stay nil).
 func readArrays(ctx context.Context, w *colsrc.Worker, r *dataset.Reader, rg dataset.RowGroup, names []string, need []bool) ([]*arrow.Chunked, error) {
 	want := pick(names, need)
 	cols := make([]*arrow.Chunked, len(names))
