@@ -176,6 +176,9 @@ func (a *Arrays) Columns(ctx context.Context, r *dataset.Reader, rg dataset.RowG
 			col, err = a.Build(rg, n, c)
 		} else {
 			col, err = r.DecodeColumn(ctx, rg.Index, n, chunks)
+			for k, l := range ls { // DecodeColumn may have dropped empty pages in place
+				a.got[l.Index] = chunks[k]
+			}
 		}
 		if err != nil {
 			return fail(err)
