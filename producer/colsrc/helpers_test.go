@@ -1,11 +1,9 @@
 package colsrc
 
 import (
-	"encoding/binary"
 	"math"
 	"math/big"
 	"math/rand/v2"
-	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
 
@@ -53,48 +51,6 @@ func exactFloat(v *big.Int, scale int32) float64 {
 	r.Quo(r, new(big.Rat).SetInt(new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(scale)), nil)))
 	f, _ := r.Float64()
 	return f
-}
-
-func f64s(b []byte) []float64 {
-	v := make([]float64, len(b)/8)
-	for i := range v {
-		v[i] = math.Float64frombits(binary.LittleEndian.Uint64(b[8*i:]))
-	}
-	return v
-}
-
-func ints64(b []byte) []int64 {
-	v := make([]int64, len(b)/8)
-	for i := range v {
-		v[i] = int64(binary.LittleEndian.Uint64(b[8*i:]))
-	}
-	return v
-}
-
-// sameFloats compares with NaN equal to NaN and -0 distinct from +0.
-func sameFloats(t *testing.T, what string, got, want []float64) {
-	t.Helper()
-	if len(got) != len(want) {
-		t.Fatalf("%s: %d values, want %d", what, len(got), len(want))
-	}
-	for i := range got {
-		g, w := got[i], want[i]
-		if !(g == w && math.Signbit(g) == math.Signbit(w) || g != g && w != w) {
-			t.Fatalf("%s[%d] = %v, want %v", what, i, g, w)
-		}
-	}
-}
-
-func sameInts(t *testing.T, what string, got, want []int64) {
-	t.Helper()
-	if len(got) != len(want) {
-		t.Fatalf("%s: %d values, want %d", what, len(got), len(want))
-	}
-	for i := range got {
-		if got[i] != want[i] {
-			t.Fatalf("%s[%d] = %d, want %d", what, i, got[i], want[i])
-		}
-	}
 }
 
 // randDigits is an integer of 1 to n random decimal digits, of either sign.

@@ -439,7 +439,7 @@ func checkByHand(t *testing.T, st *Decoders, cols []pageCol, fields map[string]a
 	}
 	got := one("f64", "float64", fillNum(-3), config.Transform{Op: config.OpNormalize, Mean: []float64{1}, Std: []float64{4}},
 		config.Transform{Op: config.OpClip, Min: &lo, Max: &hi})
-	sameFloats(t, "f64 fill normalize clip", f64s(got), want)
+	testkit.SameFloats(t, "f64 fill normalize clip", testkit.F64s(got), want)
 
 	// f32: log1p as float64; a null is NaN.
 	want = want[:0]
@@ -450,7 +450,7 @@ func checkByHand(t *testing.T, st *Decoders, cols []pageCol, fields map[string]a
 		}
 		want = append(want, x)
 	}
-	sameFloats(t, "f32 log1p", f64s(one("f32", "float64", config.Transform{Op: config.OpLog1p})), want)
+	testkit.SameFloats(t, "f32 log1p", testkit.F64s(one("f32", "float64", config.Transform{Op: config.OpLog1p})), want)
 
 	// i32: bucketize, as int64: the count of boundaries at or below x; a null is 0.
 	bounds := []float64{-1e9, -5, 0, 1e6, 2e9}
@@ -466,7 +466,7 @@ func checkByHand(t *testing.T, st *Decoders, cols []pageCol, fields map[string]a
 		}
 		wantI = append(wantI, n)
 	}
-	sameInts(t, "i32 bucketize", ints64(one("i32", "", config.Transform{Op: config.OpBucketize, Boundaries: bounds})), wantI)
+	testkit.SameInts(t, "i32 bucketize", testkit.Int64s(one("i32", "", config.Transform{Op: config.OpBucketize, Boundaries: bounds})), wantI)
 
 	// i32 cast to int8 wraps: the low byte.
 	wantI = wantI[:0]
@@ -482,7 +482,7 @@ func checkByHand(t *testing.T, st *Decoders, cols []pageCol, fields map[string]a
 	for k, x := range b {
 		gotI[k] = int64(int8(x))
 	}
-	sameInts(t, "i32 cast int8", gotI, wantI)
+	testkit.SameInts(t, "i32 cast int8", gotI, wantI)
 
 	// s: fill_null("none"), hash_bucket(1000, seed 9): FNV-1a-64 of the seed's 8 bytes,
 	// little-endian, then the string's bytes, mod 1000.
@@ -499,7 +499,7 @@ func checkByHand(t *testing.T, st *Decoders, cols []pageCol, fields map[string]a
 	}
 	got = one("s", "", config.Transform{Op: config.OpFillNull, Fill: config.Scalar{Str: "none", IsStr: true}},
 		config.Transform{Op: config.OpHashBucket, Buckets: 1000, HashSeed: 9})
-	sameInts(t, "s fill hash", ints64(got), wantI)
+	testkit.SameInts(t, "s fill hash", testkit.Int64s(got), wantI)
 
 	// u16: hash_bucket(97) of the value as an int64, 8 bytes little-endian; null is 0.
 	wantI = wantI[:0]
@@ -513,5 +513,5 @@ func checkByHand(t *testing.T, st *Decoders, cols []pageCol, fields map[string]a
 		}
 		wantI = append(wantI, n)
 	}
-	sameInts(t, "u16 hash", ints64(one("u16", "", config.Transform{Op: config.OpHashBucket, Buckets: 97})), wantI)
+	testkit.SameInts(t, "u16 hash", testkit.Int64s(one("u16", "", config.Transform{Op: config.OpHashBucket, Buckets: 97})), wantI)
 }

@@ -337,7 +337,7 @@ func TestTypedPagesValues(t *testing.T) {
 			t.Fatal(err)
 		}
 		ts := rec.Column(c.col).(*array.Timestamp)
-		for i, v := range ints64(got) {
+		for i, v := range testkit.Int64s(got) {
 			want := int64(ts.Value(i)) * c.mul
 			if ts.IsNull(i) {
 				want = 0
@@ -352,7 +352,7 @@ func TestTypedPagesValues(t *testing.T) {
 		t.Fatal(err)
 	}
 	dec := rec.Column(11).(*array.Decimal128)
-	for i, v := range f64s(got) {
+	for i, v := range testkit.F64s(got) {
 		want := nan
 		if !dec.IsNull(i) {
 			want = exactFloat(dec.Value(i).BigInt(), 18)
@@ -413,7 +413,7 @@ func TestByteArrayDecimals(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for i, v := range f64s(got) {
+		for i, v := range testkit.F64s(got) {
 			w := nan
 			if want[i] != nil {
 				w = exactFloat(want[i], 7)
@@ -426,7 +426,7 @@ func TestByteArrayDecimals(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for i, v := range ints64(got) {
+		for i, v := range testkit.Int64s(got) {
 			var w int64
 			switch {
 			case want[i] == nil:
@@ -485,7 +485,7 @@ func TestInt96Errors(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		sameInts(t, "INT96", ints64(got), []int64{want[0], want[1], 0, want[2], want[3], want[4]})
+		testkit.SameInts(t, "INT96", testkit.Int64s(got), []int64{want[0], want[1], 0, want[2], want[3], want[4]})
 		for _, bad := range []parquet.Int96{i96(uint64(nsPerDay), epoch), i96(uint64(math.MaxInt64%nsPerDay)+1, epoch+maxDays), i96(0, epoch+maxDays+1), i96(0, minDays-1)} {
 			path := filepath.Join(t.TempDir(), "bad.parquet")
 			defs := []int16{1, 0, 1}
@@ -586,7 +586,7 @@ func TestInt96DictionaryPages(t *testing.T) {
 		if err != nil {
 			t.Fatalf("dict %t: %v", dict, err)
 		}
-		sameInts(t, fmt.Sprintf("dict %t", dict), ints64(got), want)
+		testkit.SameInts(t, fmt.Sprintf("dict %t", dict), testkit.Int64s(got), want)
 	}
 	for _, sel := range [][]int32{nil, {0, 1}} {
 		bad := append([]parquet.Int96(nil), vals...)
@@ -632,13 +632,13 @@ func TestDate64Pages(t *testing.T) {
 		if err := st.Apply(out, chunks, nil, int(rg.Rows), nil, d); err != nil {
 			t.Fatal(err)
 		}
-		got = append(got, ints64(d.Bufs[0])...)
+		got = append(got, testkit.Int64s(d.Bufs[0])...)
 	}
-	want := ints64(days)
+	want := testkit.Int64s(days)
 	for i := range want {
 		want[i] *= 86_400_000
 	}
-	sameInts(t, "date64", got, want)
+	testkit.SameInts(t, "date64", got, want)
 }
 
 // TestDictionaryOfTheWholeTable: arrow-go writes a dictionary array's whole dictionary

@@ -10,6 +10,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 
+	"github.com/shmloader/shmloader/internal/testkit"
 	"github.com/shmloader/shmloader/producer/config"
 )
 
@@ -33,11 +34,11 @@ func TestStackOrderChunksSel(t *testing.T) {
 		for _, r := range rows {
 			want = append(want, full[r]...)
 		}
-		sameFloats(t, "rows", f32s(dst[0]), want)
+		testkit.SameFloats(t, "rows", f32s(dst[0]), want)
 	}
 	// The other order gives the other layout.
 	_, dst := run(t, steps(), []int32{1}, c, a)
-	sameFloats(t, "c, a", f32s(dst[0]), []float64{21.5, 1})
+	testkit.SameFloats(t, "c, a", f32s(dst[0]), []float64{21.5, 1})
 }
 
 // TestManyRowsAgainstFormula: thousands of rows across block and chunk edges, random
@@ -105,7 +106,7 @@ func TestManyRowsAgainstFormula(t *testing.T) {
 				}
 			}
 		}
-		sameFloats(t, "values", f64s(dst[0]), want)
+		testkit.SameFloats(t, "values", testkit.F64s(dst[0]), want)
 	}
 }
 

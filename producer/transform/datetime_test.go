@@ -9,6 +9,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 
+	"github.com/shmloader/shmloader/internal/testkit"
 	"github.com/shmloader/shmloader/producer/config"
 )
 
@@ -23,7 +24,7 @@ func partOf(t *testing.T, typ arrow.DataType, part, tz string, vals []any) []int
 	o := steps(dt(part, tz))
 	o.DType = "int64"
 	_, dst := run(t, o, nil, mk("t", typ, vals))
-	return ints64(dst[0])
+	return testkit.Int64s(dst[0])
 }
 
 // want is what the time package says of instant (sec, nsec) in loc.
@@ -142,7 +143,7 @@ func TestDatetimeEdges(t *testing.T) {
 		{"year", "Asia/Tokyo", ny, []int64{2021, 2021, 2021, 2021, 2000, 1900, 2025, 1970, 0, 1969}},
 	}
 	for _, c := range cases {
-		sameInts(t, c.typ.String()+" "+c.part+" tz="+c.tz, partOf(t, c.typ, c.part, c.tz, vals), c.want)
+		testkit.SameInts(t, c.typ.String()+" "+c.part+" tz="+c.tz, partOf(t, c.typ, c.part, c.tz, vals), c.want)
 	}
 }
 
@@ -150,42 +151,42 @@ func TestDatetimeEdges(t *testing.T) {
 func TestDatetimeUnix(t *testing.T) {
 	ts := arrow.FixedWidthTypes.Timestamp_s
 	vals := []any{0, -1, 1, math.MaxInt64 / 10, math.MinInt64 / 10, math.MaxInt64, nil}
-	sameInts(t, "s→ns", partOf(t, ts, "unix_ns", "", vals), []int64{0, -1e9, 1e9, math.MaxInt64, math.MinInt64, math.MaxInt64, 0})
-	sameInts(t, "s→ms", partOf(t, ts, "unix_ms", "", vals[:3]), []int64{0, -1000, 1000})
+	testkit.SameInts(t, "s→ns", partOf(t, ts, "unix_ns", "", vals), []int64{0, -1e9, 1e9, math.MaxInt64, math.MinInt64, math.MaxInt64, 0})
+	testkit.SameInts(t, "s→ms", partOf(t, ts, "unix_ms", "", vals[:3]), []int64{0, -1000, 1000})
 	ns := arrow.FixedWidthTypes.Timestamp_ns
 	vals = []any{0, -1, 1, 999_999, 1_000_000, -1_000_001, math.MinInt64}
-	sameInts(t, "ns→ms", partOf(t, ns, "unix_ms", "", vals), []int64{0, -1, 0, 0, 1, -2, math.MinInt64/1_000_000 - 1})
-	sameInts(t, "ns→us", partOf(t, ns, "unix_us", "", vals[:3]), []int64{0, -1, 0})
-	sameInts(t, "date32→ms", partOf(t, arrow.FixedWidthTypes.Date32, "unix_ms", "", []any{1, -1}), []int64{86400000, -86400000})
-	sameInts(t, "time64us→ms", partOf(t, arrow.FixedWidthTypes.Time64us, "unix_ms", "", []any{1500, -1}), []int64{1, -1})
+	testkit.SameInts(t, "ns→ms", partOf(t, ns, "unix_ms", "", vals), []int64{0, -1, 0, 0, 1, -2, math.MinInt64/1_000_000 - 1})
+	testkit.SameInts(t, "ns→us", partOf(t, ns, "unix_us", "", vals[:3]), []int64{0, -1, 0})
+	testkit.SameInts(t, "date32→ms", partOf(t, arrow.FixedWidthTypes.Date32, "unix_ms", "", []any{1, -1}), []int64{86400000, -86400000})
+	testkit.SameInts(t, "time64us→ms", partOf(t, arrow.FixedWidthTypes.Time64us, "unix_ms", "", []any{1500, -1}), []int64{1, -1})
 
 	secs := func(typ arrow.DataType, vals []any) []float64 {
 		o := steps(dt("unix_seconds", ""))
 		o.DType = "float64"
 		_, dst := run(t, o, nil, mk("t", typ, vals))
-		return f64s(dst[0])
+		return testkit.F64s(dst[0])
 	}
 	big := 1_700_000_000_123_456_789
-	sameFloats(t, "ns seconds", secs(ns, []any{1_500_000_000, -1, big, nil}), []float64{1.5, -1e-9, float64(big) / 1e9, nan})
-	sameFloats(t, "date32 seconds", secs(arrow.FixedWidthTypes.Date32, []any{2, -3}), []float64{172800, -259200})
-	sameFloats(t, "date64 seconds", secs(arrow.FixedWidthTypes.Date64, []any{86_400_000}), []float64{86400})
+	testkit.SameFloats(t, "ns seconds", secs(ns, []any{1_500_000_000, -1, big, nil}), []float64{1.5, -1e-9, float64(big) / 1e9, nan})
+	testkit.SameFloats(t, "date32 seconds", secs(arrow.FixedWidthTypes.Date32, []any{2, -3}), []float64{172800, -259200})
+	testkit.SameFloats(t, "date64 seconds", secs(arrow.FixedWidthTypes.Date64, []any{86_400_000}), []float64{86400})
 	// The default output of unix_seconds is float32, like any float.
 	_, dst := run(t, steps(dt("unix_seconds", "")), nil, mk("t", ns, []any{1_500_000_000}))
-	sameFloats(t, "float32 default", f32s(dst[0]), []float64{1.5})
+	testkit.SameFloats(t, "float32 default", f32s(dst[0]), []float64{1.5})
 }
 
 // TestDatetimeTypes: dates and times of day, and their raw default flow.
 func TestDatetimeTypes(t *testing.T) {
 	d32 := []any{0, 11016, -1, 19723, nil} // 1970-01-01, 2000-02-29, 1969-12-31, 2024-01-01
-	sameInts(t, "date32 year", partOf(t, arrow.FixedWidthTypes.Date32, "year", "", d32), []int64{1970, 2000, 1969, 2024, 0})
-	sameInts(t, "date32 dow", partOf(t, arrow.FixedWidthTypes.Date32, "day_of_week", "", d32), []int64{3, 1, 2, 0, 0})
-	sameInts(t, "date32 hour", partOf(t, arrow.FixedWidthTypes.Date32, "hour", "", d32), []int64{0, 0, 0, 0, 0})
+	testkit.SameInts(t, "date32 year", partOf(t, arrow.FixedWidthTypes.Date32, "year", "", d32), []int64{1970, 2000, 1969, 2024, 0})
+	testkit.SameInts(t, "date32 dow", partOf(t, arrow.FixedWidthTypes.Date32, "day_of_week", "", d32), []int64{3, 1, 2, 0, 0})
+	testkit.SameInts(t, "date32 hour", partOf(t, arrow.FixedWidthTypes.Date32, "hour", "", d32), []int64{0, 0, 0, 0, 0})
 	d64 := []any{11016 * 86400000, -1}
-	sameInts(t, "date64 day", partOf(t, arrow.FixedWidthTypes.Date64, "day", "", d64), []int64{29, 31})
+	testkit.SameInts(t, "date64 day", partOf(t, arrow.FixedWidthTypes.Date64, "day", "", d64), []int64{29, 31})
 	t32 := []any{0, 3661, 86399, nil}
-	sameInts(t, "time32s hour", partOf(t, arrow.FixedWidthTypes.Time32s, "hour", "", t32), []int64{0, 1, 23, 0})
-	sameInts(t, "time32s second", partOf(t, arrow.FixedWidthTypes.Time32s, "second", "", t32), []int64{0, 1, 59, 0})
-	sameInts(t, "time64ns minute", partOf(t, arrow.FixedWidthTypes.Time64ns, "minute", "", []any{3661_000_000_000}), []int64{1})
+	testkit.SameInts(t, "time32s hour", partOf(t, arrow.FixedWidthTypes.Time32s, "hour", "", t32), []int64{0, 1, 23, 0})
+	testkit.SameInts(t, "time32s second", partOf(t, arrow.FixedWidthTypes.Time32s, "second", "", t32), []int64{0, 1, 59, 0})
+	testkit.SameInts(t, "time64ns minute", partOf(t, arrow.FixedWidthTypes.Time64ns, "minute", "", []any{3661_000_000_000}), []int64{1})
 
 	// No step: the int64 counts as stored, nulls 0.
 	for _, typ := range []arrow.DataType{arrow.FixedWidthTypes.Date32, arrow.FixedWidthTypes.Time32ms,
@@ -194,7 +195,7 @@ func TestDatetimeTypes(t *testing.T) {
 		if out.dtype.String() != "int64" {
 			t.Errorf("%s: default dtype %s", typ, out.dtype)
 		}
-		sameInts(t, typ.String(), ints64(dst[0]), []int64{5, -7, 0})
+		testkit.SameInts(t, typ.String(), testkit.Int64s(dst[0]), []int64{5, -7, 0})
 	}
 	// Steps after datetime act on its result.
 	o := steps(dt("hour", ""), config.Transform{Op: config.OpFillNull, Fill: config.Scalar{Num: -1, IsInt: true, Int: -1}},
@@ -231,7 +232,7 @@ func TestDatetimeRefusals(t *testing.T) {
 	}
 	// A zone the column names but unix_* never needs is not looked up.
 	typ := &arrow.TimestampType{Unit: arrow.Second, TimeZone: "Mars/Olympus"}
-	sameInts(t, "unix_ms", partOf(t, typ, "unix_ms", "", []any{2}), []int64{2000})
+	testkit.SameInts(t, "unix_ms", partOf(t, typ, "unix_ms", "", []any{2}), []int64{2000})
 }
 
 func withName(o config.Output) config.Output {

@@ -11,6 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/decimal256"
 
+	"github.com/shmloader/shmloader/internal/testkit"
 	"github.com/shmloader/shmloader/producer/config"
 )
 
@@ -161,20 +162,20 @@ func TestDecimalColumns(t *testing.T) {
 	vals := []any{dec128("12345"), dec128("-1"), nil, dec128("99999999999999999999999999999999999999"), dec128("0")}
 	o := config.Output{DType: "float64"}
 	_, dst := run(t, o, nil, mk("d", d128, vals))
-	sameFloats(t, "decimal128 float", f64s(dst[0]), []float64{123.45, -0.01, nan, 999999999999999999999999999999999999.99, 0})
+	testkit.SameFloats(t, "decimal128 float", testkit.F64s(dst[0]), []float64{123.45, -0.01, nan, 999999999999999999999999999999999999.99, 0})
 
 	_, dst = run(t, steps(config.Transform{Op: config.OpDecimal, Unscaled: true}), nil, mk("d", d128, vals))
-	sameInts(t, "decimal128 unscaled", ints64(dst[0]), []int64{12345, -1, 0, math.MaxInt64, 0})
+	testkit.SameInts(t, "decimal128 unscaled", testkit.Int64s(dst[0]), []int64{12345, -1, 0, math.MaxInt64, 0})
 	_, dst = run(t, steps(config.Transform{Op: config.OpDecimal, Scale: 4}), nil, mk("d", d128, vals))
-	sameInts(t, "decimal128 scale 4", ints64(dst[0]), []int64{1234500, -100, 0, math.MaxInt64, 0})
+	testkit.SameInts(t, "decimal128 scale 4", testkit.Int64s(dst[0]), []int64{1234500, -100, 0, math.MaxInt64, 0})
 	_, dst = run(t, steps(config.Transform{Op: config.OpDecimal, Scale: 4},
 		config.Transform{Op: config.OpFillNull, Fill: config.Scalar{Num: 7, IsInt: true, Int: 7}}), nil, mk("d", d128, vals))
-	sameInts(t, "decimal128 scale 4, fill_null", ints64(dst[0]), []int64{1234500, -100, 7, math.MaxInt64, 0})
+	testkit.SameInts(t, "decimal128 scale 4, fill_null", testkit.Int64s(dst[0]), []int64{1234500, -100, 7, math.MaxInt64, 0})
 
 	d256 := &arrow.Decimal256Type{Precision: 76, Scale: 40}
 	v256 := []any{dec256("-" + strings.Repeat("9", 76)), dec256("1"), dec256("12345678901234567890123456789012345678901234567890")}
 	_, dst = run(t, config.Output{DType: "float64"}, nil, mk("d", d256, v256))
-	sameFloats(t, "decimal256 float", f64s(dst[0]), []float64{-999999999999999999999999999999999999.9999999999999999999999999999999999999999,
+	testkit.SameFloats(t, "decimal256 float", testkit.F64s(dst[0]), []float64{-999999999999999999999999999999999999.9999999999999999999999999999999999999999,
 		1e-40, 1234567890.1234567890123456789012345678901234567890})
 
 	// Stacked with floats, a decimal is one more float column.
@@ -182,7 +183,7 @@ func TestDecimalColumns(t *testing.T) {
 	if out.dtype.String() != "float32" {
 		t.Errorf("default dtype %s", out.dtype)
 	}
-	sameFloats(t, "stacked", f32s(dst[0]), []float64{1.5, 2.5})
+	testkit.SameFloats(t, "stacked", f32s(dst[0]), []float64{1.5, 2.5})
 
 	for _, c := range []struct {
 		typ  arrow.DataType
@@ -212,7 +213,7 @@ func TestDictionaryStrings(t *testing.T) {
 			typ := &arrow.DictionaryType{IndexType: it, ValueType: vt}
 			_, got := run(t, hb, []int32{0, 2, 4}, mk("s", typ, vals))
 			_, ref := run(t, hb, []int32{0, 2, 4}, mk("s", arrow.BinaryTypes.String, want))
-			sameInts(t, typ.String(), ints64(got[0]), ints64(ref[0]))
+			testkit.SameInts(t, typ.String(), testkit.Int64s(got[0]), testkit.Int64s(ref[0]))
 		}
 	}
 	_, err := Compile(withName(config.Output{}), []arrow.Field{{Name: "s", Type: &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int8, ValueType: arrow.PrimitiveTypes.Int64}}})

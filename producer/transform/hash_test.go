@@ -10,6 +10,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 
+	"github.com/shmloader/shmloader/internal/testkit"
 	"github.com/shmloader/shmloader/producer/config"
 )
 
@@ -91,7 +92,7 @@ func TestHashVectors(t *testing.T) {
 			t.Fatalf("vector %d: hash/fnv gives %#x (bucket %d), file says %#x (bucket %d)", i, got, got%v.Buckets, want, v.Bucket)
 		}
 		_, dst := run(t, steps(config.Transform{Op: config.OpHashBucket, Buckets: v.Buckets, HashSeed: v.Seed}), nil, c)
-		if got := uint64(ints64(dst[0])[0]); got != v.Bucket {
+		if got := uint64(testkit.Int64s(dst[0])[0]); got != v.Bucket {
 			t.Errorf("vector %d (%s %s seed %d): bucket %d, want %d", i, v.Kind, v.Value, v.Seed, got, v.Bucket)
 		}
 	}
@@ -108,27 +109,27 @@ func TestHashColumns(t *testing.T) {
 	hb := config.Transform{Op: config.OpHashBucket, Buckets: buckets, HashSeed: seed}
 	for _, typ := range []arrow.DataType{arrow.PrimitiveTypes.Int8, arrow.PrimitiveTypes.Int32, arrow.PrimitiveTypes.Int64} {
 		_, dst := run(t, steps(hb), nil, mk("n", typ, []any{-1, 0, nil, 100}))
-		sameInts(t, typ.String(), ints64(dst[0]), []int64{hi(-1), hi(0), 0, hi(100)})
+		testkit.SameInts(t, typ.String(), testkit.Int64s(dst[0]), []int64{hi(-1), hi(0), 0, hi(100)})
 	}
 	_, dst := run(t, steps(hb), nil, mk("u", arrow.PrimitiveTypes.Uint64, []any{uint64(1<<64 - 1), 3}))
-	sameInts(t, "uint64", ints64(dst[0]), []int64{hi(-1), hi(3)})
+	testkit.SameInts(t, "uint64", testkit.Int64s(dst[0]), []int64{hi(-1), hi(3)})
 	_, dst = run(t, steps(hb), nil, mk("b", arrow.FixedWidthTypes.Boolean, []any{true, false}))
-	sameInts(t, "bool", ints64(dst[0]), []int64{hi(1), hi(0)})
+	testkit.SameInts(t, "bool", testkit.Int64s(dst[0]), []int64{hi(1), hi(0)})
 	for _, typ := range []arrow.DataType{arrow.BinaryTypes.String, arrow.BinaryTypes.LargeString, arrow.BinaryTypes.Binary} {
 		vals := []any{"", "a", nil, "é"}
 		_, dst = run(t, steps(hb), nil, mk("s", typ, vals))
-		sameInts(t, typ.String(), ints64(dst[0]), []int64{hs(""), hs("a"), 0, hs("é")})
+		testkit.SameInts(t, typ.String(), testkit.Int64s(dst[0]), []int64{hs(""), hs("a"), 0, hs("é")})
 		fill := config.Transform{Op: config.OpFillNull, Fill: config.Scalar{Str: "?", IsStr: true}}
 		_, dst = run(t, steps(fill, hb), []int32{1, 2}, mk("s", typ, vals[:2], vals[2:]))
-		sameInts(t, typ.String()+" filled", ints64(dst[0]), []int64{hs("a"), hs("?")})
+		testkit.SameInts(t, typ.String()+" filled", testkit.Int64s(dst[0]), []int64{hs("a"), hs("?")})
 	}
 	// Hash, then fill the nulls left after it; a float cast to int first.
 	fill := config.Transform{Op: config.OpFillNull, Fill: config.Scalar{Num: -1}}
 	_, dst = run(t, steps(hb, fill), nil, mk("s", arrow.BinaryTypes.String, []any{nil, "x"}))
-	sameInts(t, "fill after", ints64(dst[0]), []int64{-1, hs("x")})
+	testkit.SameInts(t, "fill after", testkit.Int64s(dst[0]), []int64{-1, hs("x")})
 	cast := config.Transform{Op: config.OpCast, DType: "int64"}
 	o := steps(cast, hb)
 	o.DType = "int32"
 	_, dst = run(t, o, nil, mk("f", arrow.PrimitiveTypes.Float64, []any{2.9, -2.9}))
-	sameInts(t, "cast then hash", ints32(dst[0]), []int64{hi(2), hi(-2)})
+	testkit.SameInts(t, "cast then hash", ints32(dst[0]), []int64{hi(2), hi(-2)})
 }

@@ -72,54 +72,12 @@ func f32s(b []byte) []float64 {
 	return v
 }
 
-func f64s(b []byte) []float64 {
-	v := make([]float64, len(b)/8)
-	for i := range v {
-		v[i] = math.Float64frombits(binary.LittleEndian.Uint64(b[8*i:]))
-	}
-	return v
-}
-
-func ints64(b []byte) []int64 {
-	v := make([]int64, len(b)/8)
-	for i := range v {
-		v[i] = int64(binary.LittleEndian.Uint64(b[8*i:]))
-	}
-	return v
-}
-
 func ints32(b []byte) []int64 {
 	v := make([]int64, len(b)/4)
 	for i := range v {
 		v[i] = int64(int32(binary.LittleEndian.Uint32(b[4*i:])))
 	}
 	return v
-}
-
-// sameFloats compares with NaN equal to NaN and -0 distinct from +0.
-func sameFloats(t *testing.T, what string, got, want []float64) {
-	t.Helper()
-	if len(got) != len(want) {
-		t.Fatalf("%s: %d values, want %d: %v", what, len(got), len(want), got)
-	}
-	for i := range got {
-		g, w := got[i], want[i]
-		if !(g == w && math.Signbit(g) == math.Signbit(w) || g != g && w != w) {
-			t.Errorf("%s[%d] = %v, want %v (all: %v)", what, i, g, w, got)
-		}
-	}
-}
-
-func sameInts(t *testing.T, what string, got, want []int64) {
-	t.Helper()
-	if len(got) != len(want) {
-		t.Fatalf("%s: %d values, want %d: %v", what, len(got), len(want), got)
-	}
-	for i := range got {
-		if got[i] != want[i] {
-			t.Errorf("%s[%d] = %d, want %d (all: %v)", what, i, got[i], want[i], got)
-		}
-	}
 }
 
 func fp(v float64) *float64 { return &v }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 
+	"github.com/shmloader/shmloader/internal/testkit"
 	"github.com/shmloader/shmloader/producer/config"
 )
 
@@ -35,8 +36,8 @@ func TestListOfStringsHashedThenPadded(t *testing.T) {
 	}
 	h := func(s string) int64 { return bucketOf(5, s, 97) }
 	want := []int64{h("a"), h("bb"), h("?"), -1, -1, -1, -1, -1, -1, h("x"), h("y"), h("z")}
-	sameInts(t, "values", ints64(dst[0]), want)
-	sameInts(t, "lengths", ints32(dst[1]), []int64{3, 0, 0, 3})
+	testkit.SameInts(t, "values", testkit.Int64s(dst[0]), want)
+	testkit.SameInts(t, "lengths", ints32(dst[1]), []int64{3, 0, 0, 3})
 }
 
 func TestFixedSizeList(t *testing.T) {
@@ -51,21 +52,21 @@ func TestFixedSizeList(t *testing.T) {
 		if ts := out.Tensors(); len(ts) != 1 || len(ts[0].Shape) != 1 || ts[0].Shape[0] != 3 {
 			t.Fatalf("tensors %+v, want one [3]", ts)
 		}
-		sameFloats(t, "values", f32s(dst[0]), []float64{1, 2, 3, nan, nan, nan, 4, nan, 6, 7, 8, 9})
+		testkit.SameFloats(t, "values", f32s(dst[0]), []float64{1, 2, 3, nan, nan, nan, 4, nan, 6, 7, 8, 9})
 	})
 	t.Run("elementwise steps", func(t *testing.T) {
 		_, dst := run(t, steps(fillNum(0), config.Transform{Op: config.OpNormalize, Mean: []float64{1}, Std: []float64{2}}), nil, c)
-		sameFloats(t, "values", f32s(dst[0]), []float64{0, 0.5, 1, -0.5, -0.5, -0.5, 1.5, -0.5, 2.5, 3, 3.5, 4})
+		testkit.SameFloats(t, "values", f32s(dst[0]), []float64{0, 0.5, 1, -0.5, -0.5, -0.5, 1.5, -0.5, 2.5, 3, 3.5, 4})
 	})
 	t.Run("selected rows", func(t *testing.T) {
 		_, dst := run(t, config.Output{}, []int32{1, 3}, c)
-		sameFloats(t, "values", f32s(dst[0]), []float64{nan, nan, nan, 7, 8, 9})
+		testkit.SameFloats(t, "values", f32s(dst[0]), []float64{nan, nan, nan, 7, 8, 9})
 	})
 	t.Run("padded like a list", func(t *testing.T) {
 		_, dst := run(t, steps(config.Transform{Op: config.OpPad, Length: 4, PadValue: -1}), nil, c)
-		sameFloats(t, "values", f32s(dst[0]), []float64{1, 2, 3, -1, -1, -1, -1, -1, 4, nan, 6, -1, 7, 8, 9, -1})
-		sameInts(t, "lengths", ints32(dst[1]), []int64{3, 0, 3, 3})
+		testkit.SameFloats(t, "values", f32s(dst[0]), []float64{1, 2, 3, -1, -1, -1, -1, -1, 4, nan, 6, -1, 7, 8, 9, -1})
+		testkit.SameInts(t, "lengths", ints32(dst[1]), []int64{3, 0, 3, 3})
 		_, dst = run(t, steps(config.Transform{Op: config.OpPad, Length: 2, PadValue: -1}), nil, c)
-		sameFloats(t, "cut", f32s(dst[0]), []float64{1, 2, -1, -1, 4, nan, 7, 8})
+		testkit.SameFloats(t, "cut", f32s(dst[0]), []float64{1, 2, -1, -1, 4, nan, 7, 8})
 	})
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 
+	"github.com/shmloader/shmloader/internal/testkit"
 	"github.com/shmloader/shmloader/producer/config"
 )
 
@@ -28,14 +29,14 @@ func TestCastFloatToInt(t *testing.T) {
 	for i, b := range dst[0] {
 		got[i] = int64(int8(b))
 	}
-	sameInts(t, "int8", got, []int64{1, -1, 0, 127, -128, 127, 0, 127, -128, 0})
+	testkit.SameInts(t, "int8", got, []int64{1, -1, 0, 127, -128, 127, 0, 127, -128, 0})
 
 	_, dst = run(t, steps(cast("int64")), nil, c)
-	sameInts(t, "int64", ints64(dst[0]), []int64{1, -1, 0, math.MaxInt64, math.MinInt64, math.MaxInt64, 0, 127, -128, 0})
+	testkit.SameInts(t, "int64", testkit.Int64s(dst[0]), []int64{1, -1, 0, math.MaxInt64, math.MinInt64, math.MaxInt64, 0, 127, -128, 0})
 
 	o := steps(cast("uint64"))
 	_, dst = run(t, o, nil, mk("x", f64t, []any{-3.0, 1.8446744073709552e19, 1e19, 2.5}))
-	sameInts(t, "uint64", ints64(dst[0]), []int64{0, -1, int64(-8446744073709551616), 2})
+	testkit.SameInts(t, "uint64", testkit.Int64s(dst[0]), []int64{0, -1, int64(-8446744073709551616), 2})
 }
 
 func TestCastIntWraps(t *testing.T) {
@@ -45,69 +46,69 @@ func TestCastIntWraps(t *testing.T) {
 	for i, b := range dst[0] {
 		got[i] = int64(int8(b))
 	}
-	sameInts(t, "int8", got, []int64{44, -1, 127, 127, 0, 7})
+	testkit.SameInts(t, "int8", got, []int64{44, -1, 127, 127, 0, 7})
 	_, dst = run(t, steps(cast("uint8")), nil, c)
 	got = got[:0]
 	for _, b := range dst[0] {
 		got = append(got, int64(b))
 	}
-	sameInts(t, "uint8", got, []int64{44, 255, 127, 127, 0, 7})
+	testkit.SameInts(t, "uint8", got, []int64{44, 255, 127, 127, 0, 7})
 	// The wrap happens at the cast: later steps see int8 values.
 	o := steps(cast("int8"), cast("int64"), fillNum(9))
 	_, dst = run(t, o, nil, c)
-	sameInts(t, "int8 then int64", ints64(dst[0]), []int64{44, -1, 127, 127, 9, 7})
+	testkit.SameInts(t, "int8 then int64", testkit.Int64s(dst[0]), []int64{44, -1, 127, 127, 9, 7})
 }
 
 func TestCastFloatRounding(t *testing.T) {
 	o := steps(cast("float32"))
 	o.DType = "float64"
 	_, dst := run(t, o, nil, mk("x", f64t, []any{0.1, nil}))
-	sameFloats(t, "float32 then float64", f64s(dst[0]), []float64{float64(float32(0.1)), nan})
+	testkit.SameFloats(t, "float32 then float64", testkit.F64s(dst[0]), []float64{float64(float32(0.1)), nan})
 
 	_, dst = run(t, steps(cast("float32")), nil, mk("x", i64t, []any{16777217, 16777219, -16777217}))
-	sameFloats(t, "int to float32", f32s(dst[0]), []float64{16777216, 16777220, -16777216})
+	testkit.SameFloats(t, "int to float32", f32s(dst[0]), []float64{16777216, 16777220, -16777216})
 
 	o = steps(cast("bfloat16"), cast("float64"))
 	_, dst = run(t, o, nil, mk("x", i64t, []any{1<<24 + 1<<16 + 1}))
-	sameFloats(t, "int to bfloat16", f64s(dst[0]), []float64{1<<24 + 1<<17})
+	testkit.SameFloats(t, "int to bfloat16", testkit.F64s(dst[0]), []float64{1<<24 + 1<<17})
 
 	_, dst = run(t, steps(cast("float16")), nil, mk("x", f64t, []any{1.0, 65520.0, nil}))
-	sameInts(t, "float16 bits", []int64{int64(dst[0][0]) | int64(dst[0][1])<<8, int64(dst[0][2]) | int64(dst[0][3])<<8,
+	testkit.SameInts(t, "float16 bits", []int64{int64(dst[0][0]) | int64(dst[0][1])<<8, int64(dst[0][2]) | int64(dst[0][3])<<8,
 		int64(dst[0][4]) | int64(dst[0][5])<<8}, []int64{0x3c00, 0x7c00, nanF16})
 }
 
 func TestCastBoolAndUint64(t *testing.T) {
 	_, dst := run(t, steps(cast("bool")), nil, mk("x", f64t, []any{0.0, math.Copysign(0, -1), nan, 2.5, nil}))
-	sameInts(t, "bool", []int64{int64(dst[0][0]), int64(dst[0][1]), int64(dst[0][2]), int64(dst[0][3]), int64(dst[0][4])},
+	testkit.SameInts(t, "bool", []int64{int64(dst[0][0]), int64(dst[0][1]), int64(dst[0][2]), int64(dst[0][3]), int64(dst[0][4])},
 		[]int64{0, 0, 1, 1, 0})
 
 	b := mk("b", arrow.FixedWidthTypes.Boolean, []any{true, false, nil})
 	_, dst = run(t, steps(), nil, b)
-	sameInts(t, "bool source", ints64(dst[0]), []int64{1, 0, 0})
+	testkit.SameInts(t, "bool source", testkit.Int64s(dst[0]), []int64{1, 0, 0})
 
 	u := mk("u", arrow.PrimitiveTypes.Uint64, []any{uint64(1<<64 - 1), 5})
 	_, dst = run(t, steps(), nil, u)
-	sameInts(t, "uint64 default int64", ints64(dst[0]), []int64{-1, 5})
+	testkit.SameInts(t, "uint64 default int64", testkit.Int64s(dst[0]), []int64{-1, 5})
 	o := steps(cast("float64"))
 	_, dst = run(t, o, nil, u)
-	sameFloats(t, "uint64 to float64", f64s(dst[0]), []float64{1 << 64, 5})
+	testkit.SameFloats(t, "uint64 to float64", testkit.F64s(dst[0]), []float64{1 << 64, 5})
 	o = steps(config.Transform{Op: config.OpClip, Max: fp(10)})
 	o.DType = "uint64"
 	_, dst = run(t, o, nil, u)
-	sameInts(t, "uint64 clip", ints64(dst[0]), []int64{10, 5})
+	testkit.SameInts(t, "uint64 clip", testkit.Int64s(dst[0]), []int64{10, 5})
 }
 
 func TestFillNull(t *testing.T) {
 	_, dst := run(t, steps(fillNum(7)), nil, mk("x", f64t, []any{1.0, nil, nan, nil}))
-	sameFloats(t, "float", f32s(dst[0]), []float64{1, 7, nan, 7})
+	testkit.SameFloats(t, "float", f32s(dst[0]), []float64{1, 7, nan, 7})
 	_, dst = run(t, steps(fillNum(-2)), nil, mk("x", i32t, []any{nil, 3}))
-	sameInts(t, "int", ints64(dst[0]), []int64{-2, 3})
+	testkit.SameInts(t, "int", testkit.Int64s(dst[0]), []int64{-2, 3})
 	_, dst = run(t, steps(fillNum(nan)), nil, mk("x", f32t, []any{nil, 3.0}))
-	sameFloats(t, "NaN fill", f32s(dst[0]), []float64{nan, 3})
+	testkit.SameFloats(t, "NaN fill", f32s(dst[0]), []float64{nan, 3})
 	_, dst = run(t, steps(), nil, mk("x", f32t, []any{nil, 3.0}))
-	sameFloats(t, "no fill", f32s(dst[0]), []float64{nan, 3})
+	testkit.SameFloats(t, "no fill", f32s(dst[0]), []float64{nan, 3})
 	_, dst = run(t, steps(), nil, mk("x", i32t, []any{nil, 3}))
-	sameInts(t, "no fill int", ints64(dst[0]), []int64{0, 3})
+	testkit.SameInts(t, "no fill int", testkit.Int64s(dst[0]), []int64{0, 3})
 }
 
 func TestNormalize(t *testing.T) {
@@ -119,48 +120,48 @@ func TestNormalize(t *testing.T) {
 	for i := range want {
 		want[i] = float64(float32(want[i]))
 	}
-	sameFloats(t, "stacked", f32s(dst[0]), want)
+	testkit.SameFloats(t, "stacked", f32s(dst[0]), want)
 	one := config.Transform{Op: config.OpNormalize, Mean: []float64{0.1}, Std: []float64{3}}
 	o := steps(one)
 	o.DType = "float64"
 	_, dst = run(t, o, nil, mk("x", f64t, []any{1.0, -7.25}))
 	// Variables, so that Go computes in float64 at run time, not exactly at compile time.
 	x, m, s := []float64{1.0, -7.25}, 0.1, 3.0
-	sameFloats(t, "scalar", f64s(dst[0]), []float64{(x[0] - m) / s, (x[1] - m) / s})
+	testkit.SameFloats(t, "scalar", testkit.F64s(dst[0]), []float64{(x[0] - m) / s, (x[1] - m) / s})
 }
 
 func TestClip(t *testing.T) {
 	clip := config.Transform{Op: config.OpClip, Min: fp(-1), Max: fp(1)}
 	_, dst := run(t, steps(clip), nil, mk("x", f64t, []any{-5.0, 0.5, 5.0, nan, ninf, inf, nil}))
-	sameFloats(t, "float", f32s(dst[0]), []float64{-1, 0.5, 1, nan, -1, 1, nan})
+	testkit.SameFloats(t, "float", f32s(dst[0]), []float64{-1, 0.5, 1, nan, -1, 1, nan})
 	low := config.Transform{Op: config.OpClip, Min: fp(0)}
 	_, dst = run(t, steps(low), nil, mk("x", f64t, []any{-5.0, 5.0}))
-	sameFloats(t, "min only", f32s(dst[0]), []float64{0, 5})
+	testkit.SameFloats(t, "min only", f32s(dst[0]), []float64{0, 5})
 	ints := config.Transform{Op: config.OpClip, Min: fp(0), Max: fp(5)}
 	_, dst = run(t, steps(ints), nil, mk("x", i64t, []any{-5, 3, 10, nil}))
-	sameInts(t, "int", ints64(dst[0]), []int64{0, 3, 5, 0})
+	testkit.SameInts(t, "int", testkit.Int64s(dst[0]), []int64{0, 3, 5, 0})
 	wide := config.Transform{Op: config.OpClip, Min: fp(-1e30), Max: fp(inf)}
 	_, dst = run(t, steps(wide), nil, mk("x", i64t, []any{math.MinInt64, math.MaxInt64}))
-	sameInts(t, "int saturated bounds", ints64(dst[0]), []int64{math.MinInt64, math.MaxInt64})
+	testkit.SameInts(t, "int saturated bounds", testkit.Int64s(dst[0]), []int64{math.MinInt64, math.MaxInt64})
 }
 
 func TestLog1p(t *testing.T) {
 	o := steps(config.Transform{Op: config.OpLog1p})
 	o.DType = "float64"
 	_, dst := run(t, o, nil, mk("x", f64t, []any{0.0, -1.0, -2.0, 1.0, nan, inf, ninf, nil}))
-	sameFloats(t, "float", f64s(dst[0]), []float64{0, ninf, nan, math.Ln2, nan, inf, nan, nan})
+	testkit.SameFloats(t, "float", testkit.F64s(dst[0]), []float64{0, ninf, nan, math.Ln2, nan, inf, nan, nan})
 	_, dst = run(t, o, nil, mk("x", i64t, []any{1, nil}))
-	sameFloats(t, "int", f64s(dst[0]), []float64{math.Ln2, nan})
+	testkit.SameFloats(t, "int", testkit.F64s(dst[0]), []float64{math.Ln2, nan})
 }
 
 func TestBucketize(t *testing.T) {
 	bk := config.Transform{Op: config.OpBucketize, Boundaries: []float64{0, 1, 2.5}}
 	_, dst := run(t, steps(bk), nil, mk("x", f64t, []any{-1.0, 0.0, 0.5, 1.0, 2.5, 100.0, nan, ninf, inf, nil}))
-	sameInts(t, "float", ints64(dst[0]), []int64{0, 1, 1, 2, 3, 3, 3, 0, 3, 0})
+	testkit.SameInts(t, "float", testkit.Int64s(dst[0]), []int64{0, 1, 1, 2, 3, 3, 3, 0, 3, 0})
 	_, dst = run(t, steps(bk), nil, mk("x", i32t, []any{0, 1, 2, 3, -7}))
-	sameInts(t, "int", ints64(dst[0]), []int64{1, 2, 2, 3, 0})
+	testkit.SameInts(t, "int", testkit.Int64s(dst[0]), []int64{1, 2, 2, 3, 0})
 	o := steps(bk, fillNum(-1))
 	o.DType = "int32"
 	_, dst = run(t, o, nil, mk("x", f64t, []any{nil, 0.7}))
-	sameInts(t, "filled after", ints32(dst[0]), []int64{-1, 1})
+	testkit.SameInts(t, "filled after", ints32(dst[0]), []int64{-1, 1})
 }
