@@ -25,7 +25,7 @@ func walkParquet(ctx context.Context, dir string) ([]string, error) {
 	for _, e := range ents {
 		p := filepath.Join(dir, e.Name())
 		switch {
-		case Hidden(e.Name()):
+		case hidden(e.Name()):
 		case e.IsDir():
 			sub, err := walkParquet(ctx, p)
 			if err != nil {
@@ -39,8 +39,8 @@ func walkParquet(ctx context.Context, dir string) ([]string, error) {
 	return paths, nil
 }
 
-// Hidden: a name that dataset listings leave out (".crc", "_SUCCESS", "_delta_log").
-func Hidden(name string) bool {
+// hidden: a name that dataset listings leave out (".crc", "_SUCCESS", "_delta_log").
+func hidden(name string) bool {
 	return strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_")
 }
 
@@ -54,7 +54,7 @@ func hiddenMatch(root, pattern, p string) bool {
 		skip = len(strings.Split(r, string(filepath.Separator)))
 	}
 	for i := skip; i < len(me) && i < len(pe); i++ {
-		if Hidden(me[i]) && !Hidden(pe[i]) {
+		if hidden(me[i]) && !hidden(pe[i]) {
 			return true
 		}
 	}

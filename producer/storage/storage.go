@@ -74,16 +74,16 @@ func (e *Error) Unwrap() error { return e.Err }
 // For returns the Store that reads pattern: Local for a path, an error naming the
 // scheme for a URL (s3://, gs://), which no Store reads yet.
 func For(pattern string) (Store, error) {
-	if scheme, ok := URLScheme(pattern); ok {
+	if scheme, ok := urlScheme(pattern); ok {
 		return nil, &Error{Op: "open", Path: pattern, Err: fmt.Errorf("%s:// URLs are not read yet: "+
 			"this shmloader reads local files only (a local disk or a mounted file system); copy or mount the data there", scheme)}
 	}
 	return Local{}, nil
 }
 
-// URLScheme is the scheme of a dataset named by a URL (s3://bucket/path), if it is one:
+// urlScheme is the scheme of a dataset named by a URL (s3://bucket/path), if it is one:
 // letters, digits, +, - and . before "://".
-func URLScheme(pattern string) (string, bool) {
+func urlScheme(pattern string) (string, bool) {
 	scheme, _, ok := strings.Cut(pattern, "://")
 	if !ok || scheme == "" {
 		return "", false
